@@ -1,0 +1,72 @@
+"""Line-level reading shared by the topic and corpus readers: gzip, byte offsets, UTF-8 problems, sniffing."""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import BinaryIO, Iterator, NamedTuple
+
+JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
+
+
+class Line(NamedTuple):
+    """One line of a file: 1-based number, byte offset of its start, text without the line ending.
+
+    `text` is None when the line is not valid UTF-8; `error` then says why.
+    """
+
+    number: int
+    offset: int
+    text: str | None
+    error: str = ""
+
+
+def open_bytes(path: Path) -> BinaryIO:
+    """Open a file for binary reading, decompressing `.gz` transparently."""
+    if path.name.lower().endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+def decode(raw: bytes, number: int) -> tuple[str | None, str]:
+    """Decode one raw line (ending stripped, UTF-8 BOM dropped on line 1) into (text, error)."""
+    raw = raw.rstrip(b"\r\n")
+    if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        return raw.decode("utf-8"), ""
+    except UnicodeDecodeError as e:
+        return None, f"invalid UTF-8 at byte {e.start + 1} of the line"
+
+
+def iter_lines(path: Path) -> Iterator[Line]:
+    """Yield every line of `path` with its byte offset (in the decompressed stream for `.gz`)."""
+    offset = 0
+    with open_bytes(path) as f:
+        for number, raw in enumerate(f, start=1):
+            text, error = decode(raw, number)
+            yield Line(number, offset, text, error)
+            offset += len(raw)
+
+
+def read_line_at(path: Path, offset: int) -> str:
+    """Return the decoded line that starts at byte `offset` of `path`."""
+    with open_bytes(path) as f:
+        f.seek(offset)
+        raw = f.readline()
+    text, _ = decode(raw, 0)
+    return text or ""
+
+
+def looks_like_jsonl(path: Path) -> bool:
+    """Tell JSONL from TSV: by extension (`.jsonl`/`.json`/`.ndjson`, `.tsv`), else by a leading `{`."""
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith(JSONL_SUFFIXES):
+        return True
+    if name.endswith(".tsv"):
+        return False
+    with open_bytes(path) as f:
+        for raw in f:
+            stripped = raw.strip().removeprefix(b"\xef\xbb\xbf")
+            if stripped:
+                return stripped.startswith(b"{")
+    return False

@@ -1,0 +1,59 @@
+"""The `trecbench` command: a thin click layer; command groups are imported only when used."""
+from __future__ import annotations
+
+import importlib
+import click
+
+# command name -> (module under trecbench.cli, attribute, one-line help shown by --help)
+COMMANDS = {
+    "runs": ("runs", "runs", "Read, validate and write TREC run files."),
+    "qrels": ("qrels", "qrels", "Read, validate and write TREC qrels files."),
+    "topics": ("topics", "topics", "Read topics (TSV, TREC RAG 2024/2025, irds:)."),
+    "corpus": ("corpus", "corpus", "Look up documents in a corpus (JSONL, TSV, irds:)."),
+    "eval": ("evaluate", "eval_group", "Score runs (retrieval measures identical to trec_eval)."),
+    "demo": ("demo", "demo", "Run the main job on the bundled sample benchmark."),
+}
+
+
+class LazyGroup(click.Group):
+    """Lists commands from COMMANDS without importing them, so `trecbench --help` is instant."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[name]
+        return getattr(importlib.import_module(f"trecbench.cli.{module}"), attr)
+
+    def invoke(self, ctx: click.Context):
+        # Bad input is printed as `path:line: message` with exit status 2, never a traceback.
+        from trecbench.errors import InputError
+
+        try:
+            return super().invoke(ctx)
+        except InputError as e:
+            click.echo(str(e), err=True)
+            ctx.exit(2)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="trecbench")
+def cli() -> None:
+    """Build TREC-style benchmarks for private corpora and score systems against them.
+
+    \b
+    Example:
+      trecbench eval retrieval --qrels qrels.txt run1.txt run2.txt -m nDCG@10 -m R@100
+    """
+
+
+def main() -> None:
+    """Entry point of the `trecbench` script."""
+    cli()

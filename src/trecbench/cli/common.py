@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import sys
-from typing import Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import click
 
 from trecbench.errors import Problem
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def report_problems(problems: Iterable[Problem]) -> int:
@@ -21,3 +24,22 @@ def report_problems(problems: Iterable[Problem]) -> int:
 def exit_with(status: int) -> None:
     if status:
         sys.exit(status)
+
+
+def format_option(*choices: str) -> Callable:
+    """`--format` / `-f` choosing how a table is printed; the first choice is the default."""
+    return click.option(
+        "--format", "-f", "fmt", type=click.Choice(list(choices)), default=choices[0], show_default=True,
+        help="Output format.",
+    )
+
+
+def print_table(frame: "pd.DataFrame", fmt: str = "table") -> None:
+    """Print a pandas DataFrame (its index included) as an aligned text table, CSV or JSON records."""
+    frame = frame.reset_index()
+    if fmt == "csv":
+        click.echo(frame.to_csv(index=False), nl=False)
+    elif fmt == "json":
+        click.echo(frame.to_json(orient="records", indent=2))
+    else:
+        click.echo(frame.to_string(index=False))

@@ -1,0 +1,43 @@
+"""trecbench: build TREC-style benchmarks for private corpora and score systems against them.
+
+The public API is imported lazily so that `import trecbench` (and the CLI) start instantly:
+
+    >>> import trecbench
+    >>> trecbench.evaluate("qrels.txt", ["run1.txt", "run2.txt"], ["nDCG@10", "R@100"])
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "evaluate": "trecbench.evaluation",
+    "score_runs": "trecbench.evaluation",
+    "read_run": "trecbench.runs",
+    "write_run": "trecbench.runs",
+    "validate_run": "trecbench.runs",
+    "trec_order": "trecbench.runs",
+    "read_qrels": "trecbench.qrels",
+    "write_qrels": "trecbench.qrels",
+    "validate_qrels": "trecbench.qrels",
+    "read_topics": "trecbench.topics",
+    "Topic": "trecbench.topics",
+    "open_corpus": "trecbench.corpus",
+    "Document": "trecbench.corpus",
+    "InputError": "trecbench.errors",
+    "Problem": "trecbench.errors",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'trecbench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

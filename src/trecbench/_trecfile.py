@@ -1,0 +1,170 @@
+"""Plumbing shared by the TREC run and qrels readers: a fast pandas table, or numbered fields for exact checks."""
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+from typing import Iterator, Union
+
+import numpy as np
+import pandas as pd
+
+from trecbench.errors import InputError, Problem
+
+PathLike = Union[str, "os.PathLike[str]"]
+Fields = tuple[int, list[str]]
+
+_BOM = b"\xef\xbb\xbf"
+_COMMENT_LINE = re.compile(rb"(?m)^[ \t]*#[^\n]*")
+# Characters a number may be written with; float()/int() accept more ("1_0", Arabic digits, "nan").
+_FLOAT_CHARS = re.compile(r"[^0-9.eE+\-]")
+_INT_CHARS = re.compile(r"[^0-9+\-]")
+_ASCII_WHITESPACE = re.compile(r"[ \t\n\r\x0b\x0c]")  # what bytes.split() and trec_eval split fields on
+# pandas 3 parses floats exactly by default (and deprecates the option); pandas 2 needs "round_trip".
+_PRECISE = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+
+
+def read_bytes(path: PathLike) -> bytes:
+    """The file's bytes without a leading UTF-8 byte order mark; InputError `cannot read` if it cannot be opened."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise InputError(str(path), 0, f"cannot read: {e.strerror or e}") from None
+    return data[len(_BOM):] if data.startswith(_BOM) else data
+
+
+def fast_table(
+    data: bytes, *, usecols: list[int] | None = None, floats: tuple[int, ...] = (), comments: bool = False
+) -> pd.DataFrame | None:
+    """The fields as str (object dtype) via pandas' C parser, or None when only the line-by-line path can tell.
+
+    Columns in `floats` (only with `usecols`) come back as float64, parsed as exactly as C's strtod.
+    None means: the bytes are not plain UTF-8 text that the C parser splits exactly like `bytes.split()`
+    (NUL, vertical tab, form feed, a lone carriage return), or pandas could not parse it at all
+    (no data lines, a line longer than the first one, a float column that is not all numbers, ...).
+    """
+    if b"\x00" in data or b"\x0b" in data or b"\x0c" in data:
+        return None
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if comments and b"#" in data and _COMMENT_LINE.search(data):
+        data = _COMMENT_LINE.sub(b"", data)  # a comment becomes a blank line, which pandas skips
+    dtype = {c: ("float64" if c in floats else object) for c in usecols} if floats and usecols else object
+    table = _read_csv(data, usecols, dtype)
+    for c in floats if table is not None else ():
+        # Where pandas cannot parse a float column it infers a type and casts: "True"/"False" -> 1.0/0.0.
+        # Only then can a 0 or 1 appear from a non-number, so such files get their text checked.
+        if np.isin(table[c].to_numpy(), (0.0, 1.0)).any() and _mentions_booleans(data):
+            text = _read_csv(data, [c], object)
+            exact = None if text is None else strict_floats(text[c])
+            if exact is None:
+                return None
+            table[c] = exact
+    return table
+
+
+def _mentions_booleans(data: bytes) -> bool:
+    lowered = data.lower()  # pandas matches "true"/"false" in any case
+    return b"true" in lowered or b"false" in lowered
+
+
+def _read_csv(data: bytes, usecols: list[int] | None, dtype: object) -> pd.DataFrame | None:
+    try:
+        table = pd.read_csv(
+            io.BytesIO(data),
+            sep=r"\s+",
+            header=None,
+            usecols=usecols,
+            dtype=dtype,  # ids stay str ("007" is not 7)
+            engine="c",
+            quoting=csv.QUOTE_NONE,  # docids may contain '"'
+            na_filter=False,  # "NA", "null", "nan" are ids, not missing values
+            skip_blank_lines=True,
+            encoding="utf-8",
+            **_PRECISE,
+        )
+    except Exception:  # any parser complaint sends the file to the exact line-by-line checks
+        return None
+    # pandas can quietly return other columns than asked for when the first line is short.
+    return table if usecols is None or list(table.columns) == usecols else None
+
+
+def strict_floats(values: pd.Series) -> np.ndarray | None:
+    """Decimal strings -> finite float64 (correctly rounded, like C's strtod), or None if any is not one."""
+    raw = values.to_numpy(dtype=object)
+    if _FLOAT_CHARS.search("".join(raw)):
+        return None
+    try:
+        out = raw.astype(np.float64)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return out if np.isfinite(out).all() else None
+
+
+def strict_ints(values: pd.Series) -> np.ndarray | None:
+    """Integer strings -> int64, or None if any is not one or does not fit."""
+    raw = values.to_numpy(dtype=object)
+    if _INT_CHARS.search("".join(raw)):
+        return None
+    try:
+        return raw.astype(np.int64)
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
+def has_duplicate_pairs(first: pd.Series, second: pd.Series) -> bool:
+    """Whether some (first, second) pair occurs twice, e.g. a docid twice within a topic."""
+    codes, uniques = pd.factorize(second.to_numpy(dtype=object))
+    if len(uniques) == len(codes):
+        return False
+    groups = pd.factorize(first.to_numpy(dtype=object))[0].astype(np.int64)
+    return bool(pd.Series(groups * len(uniques) + codes).duplicated().any())
+
+
+def numbered_fields(data: bytes, path: str, *, comments: bool = False) -> Iterator[Fields | Problem]:
+    """(line number, fields) for every non-blank line, or a Problem for a line that is not UTF-8.
+
+    Fields are split on ASCII whitespace, as trec_eval does; with `comments`, a line whose first
+    non-blank character is `#` is skipped.
+    """
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        fields = raw.split()
+        if not fields or (comments and fields[0].startswith(b"#")):
+            continue
+        try:
+            yield number, [f.decode("utf-8") for f in fields]
+        except UnicodeDecodeError:
+            yield Problem(path, number, _utf8_message(raw))
+
+
+def _utf8_message(raw: bytes) -> str:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"invalid UTF-8: byte 0x{raw[e.start]:02x} at column {e.start + 1}"
+    return "invalid UTF-8"
+
+
+def check_ids(values: object, column: str) -> None:
+    """ValueError unless every value is a non-empty str without ASCII whitespace (so it reads back as one field)."""
+    ids = pd.Series(values).to_numpy(dtype=object)
+    if not all(isinstance(i, str) for i in ids):
+        raise ValueError(f"{column} values must be str")
+    if (ids == "").any() or _ASCII_WHITESPACE.search("".join(ids)):
+        raise ValueError(f"{column} values must be non-empty and contain no whitespace")
+
+
+def object_column(values: list[str]) -> pd.Series:
+    """A list of str as an object-dtype Series (pandas 3 would otherwise infer its own str dtype)."""
+    return pd.Series(values, dtype=object)
+
+
+def quoted(text: str, limit: int = 60) -> str:
+    """repr() of a field for a message, shortened if long."""
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")

@@ -1,0 +1,104 @@
+"""`trecbench eval ...`: scoring commands."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Score runs: retrieval measures identical to trec_eval.
+
+    \b
+    Example:
+      trecbench eval retrieval --qrels qrels.txt run.txt -m nDCG@10 -m R@100
+    """
+
+
+@eval_group.command("retrieval")
+@click.option("--qrels", "qrels_path", required=True, type=click.Path(dir_okay=False),
+              help="Relevance judgments (TREC qrels).")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+              help="ir-measures name (nDCG@10, R@100, AP, P(rel=2)@10, Judged@10) or trec_eval name "
+                   "(ndcg_cut.10, map, official, all_trec). Repeatable. Default: AP nDCG@10 R@100 P@10 RR "
+                   "(official with --format trec_eval).")
+@click.option("-l", "--rel-level", default=1, show_default=True, type=int,
+              help="Lowest grade counted as relevant (trec_eval -l).")
+@click.option("-M", "--depth", type=click.IntRange(min=1), default=None,
+              help="Evaluate only the top N documents of each topic (trec_eval -M).")
+@click.option("-q", "--per-topic", is_flag=True, help="Also print per-topic values (trec_eval -q).")
+@click.option("--missing-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
+              help="zero: qrels topics absent from a run score 0 and count in means (trec_eval -c); "
+                   "skip: average over the topics the run has.")
+@click.option("--trec-eval-version", type=click.Choice(["9", "10"]), default="9", show_default=True,
+              help="9: numbers of trec_eval 9.0.8 / pytrec_eval / ir-measures (float scores); "
+                   "10: trec_eval 10.0 (double scores, lround recall cut-offs, rbp/unj measures).")
+@click.option("--format", "fmt", type=click.Choice(["table", "trec_eval", "csv", "json"]), default="table",
+              show_default=True, help="Output format.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write to this file instead of standard output.")
+@click.option("--against", type=click.Path(dir_okay=False), default=None,
+              help="A saved trec_eval -q output: list every (measure, topic) whose value differs; exit 1 if any.")
+def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_topics, trec_eval_version, fmt,
+              output, against) -> None:
+    """Score RUN files against --qrels with trec_eval's numbers.
+
+    Several runs give one table, a row per run. --format trec_eval prints, for each run, exactly
+    what `trec_eval -c [-q] -m ...` prints (the chosen version).
+
+    \b
+    Example:
+      trecbench eval retrieval --qrels qrels.txt bm25.txt dense.txt -m nDCG@10 -m R@100 -m AP
+      trecbench eval retrieval --qrels qrels.txt bm25.txt -m all_trec -q --format trec_eval
+      trecbench eval retrieval --qrels qrels.txt bm25.txt -m all_trec --against bm25.trec_eval.txt
+    """
+    from trecbench.evaluation import output as out
+    from trecbench.evaluation.names import MeasureError
+    from trecbench.evaluation.retrieval import DEFAULT_MEASURES, score_runs
+
+    version = int(trec_eval_version)
+    if not measures:
+        measures = ("official",) if fmt == "trec_eval" or against else DEFAULT_MEASURES
+    if against and len(runs) != 1:
+        raise click.UsageError("--against compares one run; give exactly one RUN")
+    try:
+        results = score_runs(qrels_path, list(runs), measures, rel_level=rel_level, depth=depth,
+                             missing_topics=missing_topics, trec_eval_version=version)
+    except MeasureError as e:
+        raise click.BadParameter(str(e), param_hint="'-m'") from None
+    if against:
+        _against(results[0], against, version)
+        return
+    stream = open(output, "w", encoding="utf-8") if output else sys.stdout
+    try:
+        if fmt == "trec_eval":
+            for res in results:
+                stream.write("".join(line + "\n" for line in out.trec_eval_lines(res, per_topic=per_topic,
+                                                                                 version=version)))
+        elif fmt == "table":
+            stream.write("\n".join(out.table_lines(results, per_topic=per_topic)) + "\n")
+        elif fmt == "csv":
+            out.write_csv(results, stream, per_topic=per_topic)
+        else:
+            out.write_json(results, stream, per_topic=per_topic)
+    finally:
+        if output:
+            stream.close()
+    for res in results:
+        if res.missing:
+            click.echo(f"{getattr(res, 'name', res.runid)}: {len(res.missing)} qrels topic(s) not in the run, "
+                       f"scored 0: {' '.join(res.missing[:10])}{' ...' if len(res.missing) > 10 else ''}", err=True)
+
+
+def _against(res, path: str, version: int) -> None:
+    from trecbench.evaluation.against import compare_with, read_trec_eval_output
+
+    theirs = read_trec_eval_output(path)
+    diffs, same = compare_with(res, theirs, version=version)
+    for d in diffs:
+        click.echo(str(d))
+    click.echo(f"{same} values identical, {len(diffs)} different (trec_eval {version} semantics, {path})", err=True)
+    if diffs:
+        sys.exit(1)

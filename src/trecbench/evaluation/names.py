@@ -1,0 +1,121 @@
+"""Measure names: ir-measures' (`nDCG@10`, `P(rel=2)@5`) and trec_eval's (`ndcg_cut.10`, `all_trec`).
+
+Every name becomes one or more `Request`s for the engine. ir-measures names report under the name as
+written; trec_eval names report under trec_eval's printed names (`ndcg_cut_10`).
+"""
+from __future__ import annotations
+
+from .engine import Request
+from .measures import REGISTRY, SETS
+
+# ir-measures measure -> (trec_eval family, how its parameter is written)
+_IRM = {
+    "AP": "map", "nDCG": "ndcg", "R": "recall", "P": "P", "RR": "recip_rank", "Rprec": "Rprec",
+    "Bpref": "bpref", "infAP": "infAP", "Success": "success", "IPrec": "iprec_at_recall",
+    "NumRet": "num_ret", "NumRel": "num_rel", "NumQ": "num_q", "SetP": "set_P", "SetR": "set_recall",
+    "SetF": "set_F", "SetRelP": "set_relative_P", "SetAP": "set_map", "Judged": None,
+}
+_SUPPORTED = ", ".join(sorted(k for k in _IRM)) + ", NumRelRet"
+
+
+class MeasureError(ValueError):
+    """A measure name that cannot be computed, with the reason."""
+
+
+def parse_measures(names: list[str], version: int = 9) -> list[Request]:
+    """Turn user measure names into engine requests (sets such as `all_trec` expand)."""
+    requests: list[Request] = []
+    seen: dict[tuple, int] = {}
+    for name in names:
+        for req in _parse_one(name.strip(), version):
+            key = (req.family, req.label, req.rel_level, req.extra)
+            if key in seen:  # a later parameter list replaces an earlier one, as in trec_eval
+                requests[seen[key]] = req
+            else:
+                seen[key] = len(requests)
+                requests.append(req)
+    return requests
+
+
+def _parse_one(name: str, version: int) -> list[Request]:
+    if not name:
+        raise MeasureError("empty measure name")
+    if name in SETS:
+        return [Request(f) for f in SETS[name] if version in REGISTRY[f].versions]
+    family, _, raw = name.partition(".")
+    if family in REGISTRY and "@" not in name and "(" not in name:
+        fam = REGISTRY[family]
+        if version not in fam.versions:
+            raise MeasureError(f"{name}: trec_eval {version} has no measure {family} (try --trec-eval-version 10)")
+        try:
+            fam.parse(raw or None)
+        except ValueError as e:
+            raise MeasureError(f"{name}: {e}") from None
+        return [Request(family, raw or None)]
+    return [_parse_ir_measures(name)]
+
+
+def _parse_ir_measures(name: str) -> Request:
+    import ir_measures
+
+    try:
+        m = ir_measures.parse_measure(name)
+    except Exception as e:  # ir_measures raises several kinds on a bad name
+        raise MeasureError(f"{name}: not a measure name ({e}); supported: {_SUPPORTED} "
+                           "and trec_eval names such as map, ndcg_cut.10, P.10, official, all_trec") from None
+    params = dict(m.params)
+    rel = params.pop("rel", None)
+    cutoff = params.pop("cutoff", None)
+    label = str(m) if name != str(m) and "gains" in name else name
+    if m.NAME == "NumRet" and rel is not None:  # NumRelRet is NumRet(rel=1) in ir-measures
+        return Request("num_rel_ret", None, rel, label)
+    if m.NAME == "Judged":
+        _reject(name, params)
+        return Request("judged", None, None, label, extra=f"Judged@{cutoff}" if cutoff else "Judged")
+    if m.NAME not in _IRM:
+        raise MeasureError(f"{name}: {m.NAME} is not supported; supported: {_SUPPORTED} "
+                           "and trec_eval names such as map, ndcg_cut.10, P.10, official, all_trec")
+    family = _IRM[m.NAME]
+    if m.NAME == "nDCG":
+        gains = params.pop("gains", None)
+        dcg = params.pop("dcg", "log2")
+        judged_only = params.pop("judged_only", False)
+        if dcg != "log2" or judged_only:
+            raise MeasureError(f"{name}: only trec_eval's nDCG (dcg='log2', judged_only=False) is supported")
+        _reject(name, params)
+        if gains:
+            raw = ",".join(f"{k}={v}" for k, v in sorted(gains.items()))
+            if cutoff is not None:
+                raise MeasureError(f"{name}: custom gains with a cutoff are not supported by trec_eval's ndcg_cut")
+            return Request("ndcg", raw, rel, label)
+        if cutoff is not None:
+            return Request("ndcg_cut", str(cutoff), rel, label)
+        return Request("ndcg", None, rel, label)
+    if m.NAME == "RR" and cutoff is not None:
+        _reject(name, params)
+        return Request("recip_rank", None, rel, label, extra=f"RR@{cutoff}")
+    if m.NAME == "AP" and cutoff is not None:
+        _reject(name, params)
+        return Request("map_cut", str(cutoff), rel, label)
+    if m.NAME == "IPrec":
+        recall = params.pop("recall", None)
+        _reject(name, params)
+        return Request(family, str(recall), rel, label)
+    if m.NAME == "SetF":
+        beta = params.pop("beta", 1.0)
+        _reject(name, params)
+        return Request(family, None if beta == 1.0 else str(beta), rel, label)
+    _reject(name, params)
+    if family in ("P", "recall", "success"):
+        if cutoff is None:
+            raise MeasureError(f"{name}: needs a cutoff, e.g. {m.NAME}@10")
+        return Request(family, str(cutoff), rel, label)
+    if cutoff is not None:
+        raise MeasureError(f"{name}: {m.NAME} takes no cutoff")
+    return Request(family, None, rel, label)
+
+
+def _reject(name: str, params: dict) -> None:
+    params = {k: v for k, v in params.items() if v is not None}
+    if params:
+        raise MeasureError(f"{name}: unsupported parameters {sorted(params)}")

@@ -1,0 +1,135 @@
+"""Printing scores: trec_eval's exact text, an aligned table, CSV and JSON."""
+from __future__ import annotations
+
+import json
+from typing import TextIO
+
+from .engine import RunScores, Score
+from .measures.base import LONG, STRING
+
+
+def trec_eval_value(value, kind: str, summary: bool) -> str:
+    if kind == LONG:
+        return str(int(value))
+    if kind == STRING:
+        return str(value) if summary else f"'{value}'"
+    return "%6.4f" % value
+
+
+def trec_eval_lines(res: RunScores, *, per_topic: bool, version: int) -> list[str]:
+    """The lines `trec_eval [-q] -c -m ...` prints, byte for byte (trec_eval's own names)."""
+    lines = []
+    if per_topic:
+        for i, qid in enumerate(res.topics):
+            if version < 10 and qid in res.missing:
+                continue  # trec_eval 9 averages missing topics in but prints no row for them
+            for s in res.scores:
+                if s.per_topic and s.values is not None:
+                    lines.append("%-22s\t%s\t%s" % (_te_name(s), qid, trec_eval_value(s.values[i], s.kind, False)))
+    for s in res.scores:
+        if s.in_summary:
+            lines.append("%-22s\t%s\t%s" % (_te_name(s), "all", trec_eval_value(s.summary, s.kind, True)))
+    return lines
+
+
+def _te_name(s: Score) -> str:
+    # measures trec_eval does not have (Judged@k, RR@k) keep the name they were asked by
+    return s.label if s.family in ("judged", "") or s.family == "recip_rank" and s.label.startswith("RR@") else s.name
+
+
+def _fmt(value, kind: str) -> str:
+    if value is None:
+        return ""
+    if kind == LONG:
+        return str(int(value))
+    if kind == STRING:
+        return str(value)
+    return f"{value:.4f}"
+
+
+def table_lines(results: list[RunScores], *, per_topic: bool) -> list[str]:
+    """Runs as rows, measures as columns; per-topic rows under each run with -q."""
+    header = ["run"] + (["topic"] if per_topic else [])
+    labels = [s.label for s in in_asked_order(results[0]) if s.name != "runid"] if results else []
+    header += labels
+    rows = []
+    for res in results:
+        name = getattr(res, "name", res.runid)
+        by_label = {s.label: s for s in res.scores}
+        if per_topic:
+            for i, qid in enumerate(res.topics):
+                row = [name, qid]
+                for lab in labels:
+                    s = by_label.get(lab)
+                    row.append(_fmt(s.values[i], s.kind) if s is not None and s.per_topic and s.values is not None
+                               else "")
+                rows.append(row)
+        row = [name] + (["all"] if per_topic else [])
+        for lab in labels:
+            s = by_label.get(lab)
+            row.append(_fmt(s.summary, s.kind) if s is not None and s.in_summary else "")
+        rows.append(row)
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)] if rows else [len(h) for h in header]
+    out = ["  ".join(h.ljust(w) if i < (2 if per_topic else 1) else h.rjust(w)
+                     for i, (h, w) in enumerate(zip(header, widths))).rstrip()]
+    for row in rows:
+        out.append("  ".join(str(x).ljust(w) if i < (2 if per_topic else 1) else str(x).rjust(w)
+                             for i, (x, w) in enumerate(zip(row, widths))).rstrip())
+    return out
+
+
+def in_asked_order(res: RunScores) -> list[Score]:
+    """Scores in the order the measures were asked for (trec_eval's order within one request)."""
+    return sorted(res.scores, key=lambda s: s.order)
+
+
+def records(results: list[RunScores], *, per_topic: bool) -> list[dict]:
+    """Long format: one record per (run, topic, measure); topic `all` for the summary."""
+    out = []
+    for res in results:
+        name = getattr(res, "name", res.runid)
+        if per_topic:
+            for i, qid in enumerate(res.topics):
+                for s in in_asked_order(res):
+                    if s.per_topic and s.values is not None:
+                        out.append({"run": name, "query_id": qid, "measure": s.label,
+                                    "value": _json_value(s.values[i], s.kind)})
+        for s in in_asked_order(res):
+            if s.in_summary and s.name != "runid":
+                out.append({"run": name, "query_id": "all", "measure": s.label,
+                            "value": _json_value(s.summary, s.kind)})
+    return out
+
+
+def _json_value(value, kind: str):
+    if kind == LONG:
+        return int(value)
+    if kind == STRING:
+        return str(value)
+    return float(value)
+
+
+def write_csv(results: list[RunScores], stream: TextIO, *, per_topic: bool) -> None:
+    import csv
+
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow(["run", "query_id", "measure", "value"])
+    for r in records(results, per_topic=per_topic):
+        v = r["value"]
+        writer.writerow([r["run"], r["query_id"], r["measure"], repr(v) if isinstance(v, float) else v])
+
+
+def write_json(results: list[RunScores], stream: TextIO, *, per_topic: bool) -> None:
+    doc = []
+    for res in results:
+        name = getattr(res, "name", res.runid)
+        entry = {"run": name, "runid": res.runid, "missing_topics": list(res.missing),
+                 "all": {s.label: _json_value(s.summary, s.kind) for s in in_asked_order(res)
+                         if s.in_summary and s.name != "runid"}}
+        if per_topic:
+            entry["topics"] = {qid: {s.label: _json_value(s.values[i], s.kind) for s in in_asked_order(res)
+                                     if s.per_topic and s.values is not None}
+                               for i, qid in enumerate(res.topics)}
+        doc.append(entry)
+    json.dump(doc, stream, indent=2)
+    stream.write("\n")

@@ -1,0 +1,149 @@
+"""`evaluate`: score runs against qrels with trec_eval's numbers, returned as a pandas DataFrame."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable, Mapping, Union
+
+import numpy as np
+import pandas as pd
+
+from .engine import RunScores, score_run
+from .measures.base import LONG, STRING
+from .names import MeasureError, parse_measures
+from .rankings import QrelsTable
+
+RunLike = Union[str, "os.PathLike[str]", pd.DataFrame]
+DEFAULT_MEASURES = ("AP", "nDCG@10", "R@100", "P@10", "RR")
+
+
+def _load_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> list[tuple[str, pd.DataFrame]]:
+    from trecbench.runs import read_run
+
+    if isinstance(runs, (str, os.PathLike, pd.DataFrame)):
+        runs = [runs]
+    items = runs.items() if isinstance(runs, Mapping) else [(None, r) for r in runs]
+    loaded = []
+    for name, run in items:
+        df = run if isinstance(run, pd.DataFrame) else read_run(run)
+        loaded.append((name, df))
+    # a run is named by its runid; runs sharing one are told apart by their paths
+    runids = [str(df.attrs.get("runid") or "") for _, df in loaded]
+    named = []
+    for i, (name, df) in enumerate(loaded):
+        if name is None:
+            rid = runids[i]
+            name = rid if rid and runids.count(rid) == 1 else str(df.attrs.get("path") or rid or f"run{i + 1}")
+        named.append((name, df))
+    return named
+
+
+def _load_qrels(qrels: RunLike) -> pd.DataFrame:
+    if isinstance(qrels, pd.DataFrame):
+        return qrels
+    from trecbench.qrels import read_qrels
+
+    return read_qrels(qrels)
+
+
+def score_runs(
+    qrels: RunLike,
+    runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike],
+    measures: Iterable[str] = DEFAULT_MEASURES,
+    *,
+    rel_level: int = 1,
+    depth: int | None = None,
+    missing_topics: str = "zero",
+    trec_eval_version: int = 9,
+) -> list[RunScores]:
+    """Score each run; the result keeps trec_eval's printing order and kinds (see `evaluate`)."""
+    if trec_eval_version not in (9, 10):
+        raise MeasureError(f"trec_eval version must be 9 or 10, not {trec_eval_version}")
+    if missing_topics not in ("zero", "skip"):
+        raise MeasureError(f"missing_topics must be 'zero' or 'skip', not {missing_topics!r}")
+    if depth is not None and depth <= 0:
+        raise MeasureError(f"depth must be positive, not {depth}")
+    requests = parse_measures(list(measures), trec_eval_version)
+    qrels_df = _load_qrels(qrels)
+    tables: dict[int, QrelsTable] = {}
+    results = []
+    for name, run in _load_runs(runs):
+        scores = score_run(run, qrels_df, requests, rel_level=rel_level, depth=depth, version=trec_eval_version,
+                           missing_topics=missing_topics, tables=tables)
+        scores.name = name  # type: ignore[attr-defined]
+        results.append(scores)
+    return results
+
+
+def evaluate(
+    qrels: RunLike,
+    runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike],
+    measures: Iterable[str] = DEFAULT_MEASURES,
+    *,
+    rel_level: int = 1,
+    depth: int | None = None,
+    per_topic: bool = False,
+    missing_topics: str = "zero",
+    trec_eval_version: int = 9,
+) -> pd.DataFrame:
+    """Score runs against qrels; values are identical to trec_eval's.
+
+    qrels: a qrels file path or a DataFrame (query_id, doc_id, relevance).
+    runs: a run path or DataFrame (query_id, doc_id, score), a list of them, or a {name: run} mapping.
+    measures: ir-measures names (`nDCG@10`, `R@100`, `AP`, `P(rel=2)@10`, `Judged@10`) or trec_eval
+        names (`ndcg_cut.10`, `map`, `official`, `all_trec`).
+    rel_level: lowest grade that counts as relevant (trec_eval -l).
+    depth: documents per topic to evaluate (trec_eval -M).
+    missing_topics: "zero" (trec_eval -c: qrels topics absent from a run score 0) or "skip".
+    trec_eval_version: 9 (trec_eval 9.0.8, pytrec_eval, ir-measures) or 10 (trec_eval 10.0).
+
+    Returns one row per run (index `run`), a column per measure; with per_topic, rows are indexed by
+    (run, query_id) with every topic followed by the `all` row.
+
+    Example:
+        >>> trecbench.evaluate("qrels.txt", ["bm25.txt", "dense.txt"], ["nDCG@10", "R@100"])
+    """
+    results = score_runs(qrels, runs, measures, rel_level=rel_level, depth=depth, missing_topics=missing_topics,
+                         trec_eval_version=trec_eval_version)
+    return to_frame(results, per_topic=per_topic)
+
+
+def to_frame(results: list[RunScores], *, per_topic: bool = False) -> pd.DataFrame:
+    rows = []
+    index = []
+    for res in results:
+        scores = [s for s in res.scores if s.name != "runid"]
+        name = getattr(res, "name", res.runid)
+        if per_topic:
+            for i, qid in enumerate(res.topics):
+                row = {s.label: _py(s.values[i], s.kind) for s in scores if s.values is not None and s.per_topic}
+                rows.append(row)
+                index.append((name, qid))
+        summary = {s.label: _py(s.summary, s.kind) for s in scores if s.in_summary}
+        rows.append(summary)
+        index.append((name, "all") if per_topic else name)
+    if per_topic:
+        idx = pd.MultiIndex.from_tuples(index, names=["run", "query_id"])
+    else:
+        idx = pd.Index(index, name="run")
+    frame = pd.DataFrame(rows, index=idx)
+    if results:
+        from .output import in_asked_order
+
+        columns = [s.label for s in in_asked_order(results[0]) if s.name != "runid"]
+        frame = frame[[c for c in columns if c in frame.columns]]
+    return frame
+
+
+def _py(value, kind: str):
+    if value is None:
+        return None
+    if kind == LONG:
+        return int(value)
+    if kind == STRING:
+        return str(value)
+    return float(value)
+
+
+__all__ = ["evaluate", "score_runs", "to_frame", "DEFAULT_MEASURES"]
+_ = (np, Path)

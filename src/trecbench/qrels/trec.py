@@ -1,0 +1,135 @@
+"""Read, validate and write TREC qrels files (`qid iteration docid grade`), `#` comment lines allowed."""
+from __future__ import annotations
+
+import os
+import re
+from typing import TextIO, Union
+
+import numpy as np
+import pandas as pd
+
+from trecbench._trecfile import (
+    PathLike,
+    check_ids,
+    fast_table,
+    has_duplicate_pairs,
+    numbered_fields,
+    object_column,
+    quoted,
+    read_bytes,
+    strict_ints,
+)
+from trecbench.errors import InputError, Problem
+
+QRELS_FORMAT = "qid iteration docid grade"
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def read_qrels(path: PathLike) -> pd.DataFrame:
+    """Qrels as columns `query_id`, `iteration`, `doc_id` (str) and `relevance` (int64), in file order.
+
+    Lines whose first non-blank character is `#` are comments; `#` elsewhere is part of a field
+    (MS MARCO v2.1 segment ids contain it). Grades may be negative (-1: pooled, not judged).
+    Raises InputError listing every problem, each as `path:line: what is wrong`.
+    """
+    frame, problems = check_qrels(path)
+    if problems:
+        raise InputError.of(problems)
+    assert frame is not None
+    return frame
+
+
+def check_qrels(path: PathLike) -> tuple[pd.DataFrame | None, list[Problem]]:
+    """Read and validate in one pass: the qrels (None if there is any problem) and every problem."""
+    try:
+        data = read_bytes(path)
+    except InputError as e:
+        return None, e.problems
+    frame = _fast_qrels(data, str(path))
+    if frame is not None:
+        return frame, []
+    return _scan_qrels(data, str(path))
+
+
+def validate_qrels(path: PathLike) -> list[Problem]:
+    """Every problem in a qrels file, in line order; an empty list means the file is clean."""
+    return check_qrels(path)[1]
+
+
+def write_qrels(df: pd.DataFrame, path: Union[str, "os.PathLike[str]", TextIO]) -> None:
+    """Write `qid iteration docid grade` lines in the frame's order; iteration is "0" if the frame has none.
+
+    `path` may also be an open text stream. Raises ValueError for ids that would not read back as one field.
+    """
+    iterations = df["iteration"].astype(str).tolist() if "iteration" in df.columns else ["0"] * len(df)
+    for column, values in (("query_id", df["query_id"]), ("iteration", iterations), ("doc_id", df["doc_id"])):
+        check_ids(values, column)
+    lines = [
+        f"{q} {i} {d} {int(r)}\n"
+        for q, i, d, r in zip(df["query_id"].tolist(), iterations, df["doc_id"].tolist(), df["relevance"].tolist())
+    ]
+    if hasattr(path, "write"):
+        path.writelines(lines)  # type: ignore[union-attr]
+        return
+    with open(path, "w", encoding="utf-8", newline="\n") as f:  # type: ignore[arg-type]
+        f.writelines(lines)
+
+
+def _fast_qrels(data: bytes, path: str) -> pd.DataFrame | None:
+    """The qrels if pandas reads them and every vectorised check passes, else None (the slow path decides)."""
+    table = fast_table(data, comments=True)
+    if table is None or table.shape[1] != 4 or (table[3].to_numpy() == "").any():
+        return None
+    grades = strict_ints(table[3])
+    if grades is None or has_duplicate_pairs(table[0], table[2]):
+        return None
+    frame = pd.DataFrame({"query_id": table[0], "iteration": table[1], "doc_id": table[2], "relevance": grades})
+    frame.attrs["path"] = path
+    return frame
+
+
+def _scan_qrels(data: bytes, path: str) -> tuple[pd.DataFrame | None, list[Problem]]:
+    """Line by line: the qrels (None if there is any problem) and every problem with its line."""
+    columns: tuple[list[str], list[str], list[str]] = ([], [], [])
+    grades: list[int] = []
+    problems: list[Problem] = []
+    first_line: dict[tuple[str, str], int] = {}
+    lines = 0
+    for item in numbered_fields(data, path, comments=True):
+        if isinstance(item, Problem):
+            problems.append(item)
+            continue
+        line, fields = item
+        lines += 1
+        if len(fields) != 4:
+            n = len(fields)
+            problems.append(Problem(path, line, f"{n} field{'s' * (n != 1)}, expected 4: {QRELS_FORMAT}"))
+            continue
+        qid, iteration, docid, text = fields
+        grade = int(text) if _INTEGER.fullmatch(text) else None
+        if grade is None:
+            problems.append(Problem(path, line, f"grade {quoted(text)} is not an integer"))
+        elif not _INT64[0] <= grade <= _INT64[1]:
+            problems.append(Problem(path, line, f"grade {quoted(text)} is out of range"))
+        first = first_line.setdefault((qid, docid), line)
+        if first != line:
+            message = f"docid {quoted(docid)} judged twice for topic {quoted(qid)} (first on line {first})"
+            problems.append(Problem(path, line, message))
+        for column, value in zip(columns, (qid, iteration, docid)):
+            column.append(value)
+        grades.append(grade or 0)
+    if not lines and not problems:
+        problems.append(Problem(path, 0, f"empty file: no qrels lines ({QRELS_FORMAT})"))
+    if problems:
+        return None, problems
+    frame = pd.DataFrame(
+        {
+            "query_id": object_column(columns[0]),
+            "iteration": object_column(columns[1]),
+            "doc_id": object_column(columns[2]),
+            "relevance": np.array(grades, dtype=np.int64),
+        }
+    )
+    frame.attrs["path"] = path
+    return frame, []

@@ -1,0 +1,145 @@
+"""Read and validate TREC run files (`qid Q0 docid rank score tag`): vectorised fast path, exact line checks."""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+
+from trecbench._trecfile import (
+    PathLike,
+    fast_table,
+    has_duplicate_pairs,
+    numbered_fields,
+    object_column,
+    quoted,
+    read_bytes,
+    strict_floats,
+)
+from trecbench.errors import InputError, Problem
+
+RUN_FORMAT = "qid Q0 docid rank score tag"
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def read_run(path: PathLike, *, strict: bool = False) -> pd.DataFrame:
+    """A run as columns `query_id`, `doc_id` (str), `score` (float64) in file order.
+
+    `df.attrs["runid"]` is the tag of the first line, `df.attrs["path"]` the path. The rank and Q0
+    columns are ignored. Fields after the sixth are tolerated, as trec_eval does, unless `strict`.
+    Raises InputError listing every problem, each as `path:line: what is wrong`.
+    """
+    data = read_bytes(path)
+    frame = _fast_run(data, str(path), all_columns=strict)
+    if frame is not None:
+        return frame
+    frame, found = _scan_run(data, str(path))
+    problems = [p for p, blocks in found if blocks or strict]
+    if problems:
+        raise InputError.of(problems)
+    assert frame is not None
+    return frame
+
+
+def check_run(path: PathLike) -> tuple[pd.DataFrame | None, list[Problem]]:
+    """Read and validate in one pass: the run (None if it cannot be read) and every problem, extra fields included."""
+    try:
+        data = read_bytes(path)
+    except InputError as e:
+        return None, e.problems
+    frame = _fast_run(data, str(path), all_columns=True)
+    if frame is not None:
+        return frame, []
+    frame, found = _scan_run(data, str(path))
+    return frame, [p for p, _ in found]
+
+
+def validate_run(path: PathLike) -> list[Problem]:
+    """Every problem in a run file, in line order; an empty list means the file is a clean run."""
+    return check_run(path)[1]
+
+
+def _fast_run(data: bytes, path: str, *, all_columns: bool) -> pd.DataFrame | None:
+    """The run if pandas reads it and every vectorised check passes, else None (the slow path decides).
+
+    With `all_columns` every field is read, so a line with extra fields is caught (it makes pandas fail
+    or widens the table); otherwise only the four fields needed, which is faster.
+    """
+    if all_columns:
+        table = fast_table(data)
+        if table is None or table.shape[1] != 6:
+            return None
+        scores = strict_floats(table[4])
+    else:
+        table = fast_table(data, usecols=[0, 2, 4, 5], floats=(4,))
+        scores = None if table is None else table[4].to_numpy(dtype=np.float64)
+    if scores is None or not np.isfinite(scores).all():
+        return None
+    if (table[5].to_numpy() == "").any():  # a short line: pandas pads it with empty fields
+        return None
+    if has_duplicate_pairs(table[0], table[2]):
+        return None
+    frame = pd.DataFrame({"query_id": table[0], "doc_id": table[2], "score": scores})
+    return _finish(frame, runid=table[5].iat[0], path=path)
+
+
+def _scan_run(data: bytes, path: str) -> tuple[pd.DataFrame | None, list[tuple[Problem, bool]]]:
+    """Line by line: the run (None if anything blocks reading) and every (problem, blocks reading) in file order.
+
+    Extra fields are the one problem that does not block reading.
+    """
+    qids: list[str] = []
+    docids: list[str] = []
+    scores: list[float] = []
+    found: list[tuple[Problem, bool]] = []  # (problem, blocks reading), in the order found
+    first_line: dict[tuple[str, str], int] = {}
+    runid = None
+    for item in numbered_fields(data, path):
+        if isinstance(item, Problem):
+            found.append((item, True))
+            continue
+        line, fields = item
+        n = len(fields)
+        if n < 6:
+            found.append((Problem(path, line, f"{n} field{'s' * (n != 1)}, expected 6: {RUN_FORMAT}"), True))
+            continue
+        if n > 6:
+            extra = quoted(" ".join(fields[6:]))
+            found.append((Problem(path, line, f"{n} fields, expected 6: {RUN_FORMAT} (extra: {extra})"), False))
+        qid, docid, text = fields[0], fields[2], fields[4]
+        runid = fields[5] if runid is None else runid
+        score, why = _parse_score(text)
+        if why:
+            found.append((Problem(path, line, f"score {quoted(text)} {why}"), True))
+        first = first_line.setdefault((qid, docid), line)
+        if first != line:
+            message = f"docid {quoted(docid)} appears twice in topic {quoted(qid)} (first on line {first})"
+            found.append((Problem(path, line, message), True))
+        qids.append(qid)
+        docids.append(docid)
+        scores.append(score)
+    if not qids and not found:
+        found.append((Problem(path, 0, f"empty file: no run lines ({RUN_FORMAT})"), True))
+    if any(blocks for _, blocks in found):
+        return None, found
+    frame = pd.DataFrame(
+        {"query_id": object_column(qids), "doc_id": object_column(docids), "score": np.array(scores, dtype=np.float64)}
+    )
+    return _finish(frame, runid=runid, path=path), found
+
+
+def _parse_score(text: str) -> tuple[float, str]:
+    """(value, "") for a finite decimal number, else (nan, why not)."""
+    if _NUMBER.fullmatch(text):
+        value = float(text)
+        return (value, "") if math.isfinite(value) else (math.nan, "is not a finite number")
+    if text.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        return math.nan, "is not a finite number"
+    return math.nan, "is not a number"
+
+
+def _finish(frame: pd.DataFrame, *, runid: str | None, path: str) -> pd.DataFrame:
+    frame.attrs["runid"] = runid
+    frame.attrs["path"] = path
+    return frame

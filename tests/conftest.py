@@ -1,0 +1,37 @@
+"""Shared fixtures: the reference data beside the checkout, and a CLI runner."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+SHARED = Path(os.environ.get("TRECBENCH_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_home(tmp_path_factory, monkeypatch):
+    """Libraries that write under HOME or IR_DATASETS_HOME write into a temporary folder."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("IR_DATASETS_HOME", str(home / "ir_datasets"))
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@pytest.fixture
+def shared() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"reference data not found at {SHARED} (set TRECBENCH_SHARED_DATA)")
+    return SHARED
+
+
+@pytest.fixture
+def cli_run():
+    """Invoke `trecbench ARGS...`; returns click's Result (exit_code, stdout, stderr)."""
+    from trecbench.cli import cli
+
+    def run(*args: str):
+        return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+    return run

@@ -155,3 +155,29 @@ def test_missing_qrels_file_exits_2_without_traceback(files, cli_run, tmp_path):
     result = cli_run("eval", "retrieval", "--qrels", tmp_path / "nope.txt", r)
     assert result.exit_code == 2
     assert "nope.txt" in result.stderr and "Traceback" not in result.output
+
+
+def test_line_order_of_a_run_does_not_change_any_value(shared, tmp_path):
+    import random
+
+    real = shared / "real"
+    qrels = real / "anserini-tools" / "qrels.dl19-passage.txt"
+    run = real / "rank_llm" / "REP_LLAMA.trec_results_dl19.txt"  # heavily tied scores
+    lines = run.read_text().splitlines(keepends=True)
+    random.Random(7).shuffle(lines)
+    shuffled = tmp_path / "shuffled.txt"
+    shuffled.write_text("".join(lines))
+    a = trecbench.evaluate(qrels, run, ["all_trec"], per_topic=True)
+    b = trecbench.evaluate(qrels, shuffled, ["all_trec"], per_topic=True)
+    pd.testing.assert_frame_equal(a.droplevel(0), b.droplevel(0))
+
+
+def test_cli_start_imports_no_heavy_library():
+    import subprocess
+    import sys
+
+    code = ("import sys, trecbench.cli; from trecbench.cli import cli; "
+            "heavy = [m for m in ('pandas', 'numpy', 'pyarrow', 'ir_measures', 'ir_datasets') if m in sys.modules]; "
+            "print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""

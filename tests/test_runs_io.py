@@ -41,7 +41,7 @@ def test_read_run_gives_ids_as_str_scores_as_float_in_file_order(tmp_path):
     path = write(tmp_path, GOOD)
     run = read_run(path)
     assert list(run.columns) == ["query_id", "doc_id", "score"]
-    assert run["query_id"].dtype == object and run["doc_id"].dtype == object
+    assert pd.api.types.is_string_dtype(run["query_id"]) and pd.api.types.is_string_dtype(run["doc_id"])
     assert run["score"].dtype == np.float64
     assert run.values.tolist() == [["q1", "d1", 2.5], ["q1", "d2", 1.5], ["q2", "d1", 0.25]]
     assert run.attrs == {"runid": "sys", "path": str(path)}

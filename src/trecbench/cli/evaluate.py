@@ -87,9 +87,17 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
         if output:
             stream.close()
     for res in results:
+        name = getattr(res, "name", res.runid)
         if res.missing:
-            click.echo(f"{getattr(res, 'name', res.runid)}: {len(res.missing)} qrels topic(s) not in the run, "
-                       f"scored 0: {' '.join(res.missing[:10])}{' ...' if len(res.missing) > 10 else ''}", err=True)
+            click.echo(f"{name}: {len(res.missing)} qrels topic(s) not in the run, scored 0: {_some(res.missing)}",
+                       err=True)
+        if res.unjudged:
+            click.echo(f"{name}: {len(res.unjudged)} run topic(s) not in the qrels, not scored: "
+                       f"{_some(res.unjudged)}", err=True)
+
+
+def _some(items: list[str], limit: int = 10) -> str:
+    return " ".join(items[:limit]) + (" ..." if len(items) > limit else "")
 
 
 def _against(res, path: str, version: int) -> None:

@@ -44,6 +44,7 @@ class RunScores:
     topics: list[str]  # evaluated topics in trec_eval order, missing ones included under -c
     missing: list[str]  # topics of the qrels absent from the run (scored 0 under -c)
     scores: list[Score] = field(default_factory=list)
+    unjudged: list[str] = field(default_factory=list)  # topics of the run the qrels do not judge (not scored)
 
     def by_name(self) -> dict[str, Score]:
         return {s.name: s for s in self.scores}
@@ -105,6 +106,8 @@ def score_run(
         missing = [] if missing_topics == "skip" else missing
     n = len(topics)
     result = RunScores(runid, topics, missing if missing_topics == "zero" else [])
+    run_qids = pd.unique(run["query_id"].astype(str))
+    result.unjudged = sorted(set(run_qids) - set(all_qids))
     position = np.searchsorted(np.asarray(topics, dtype=object).astype(str), np.asarray(evaluated, dtype=str)) \
         if evaluated else np.zeros(0, dtype=np.int64)
     from .extras import extra_outputs  # measures outside trec_eval

@@ -92,6 +92,25 @@ def _strcmp_ranks(values: pd.Index) -> np.ndarray:
     return ranks
 
 
+def _trec_eval_order(qcode: np.ndarray, score: np.ndarray, drank: np.ndarray, n_docs: int) -> np.ndarray:
+    """Row order by topic, score descending, docid descending.
+
+    Runs are usually written sorted by topic and score already; then only ties need ordering, which
+    a stable sort of nearly sorted keys does in about linear time.
+    """
+    n = len(qcode)
+    if n > 1:
+        same_topic = qcode[1:] == qcode[:-1]
+        if (qcode[1:] >= qcode[:-1]).all() and (~same_topic | (score[1:] <= score[:-1])).all():
+            new_group = np.ones(n, dtype=bool)
+            new_group[1:] = ~same_topic | (score[1:] != score[:-1])
+            if new_group.all():
+                return np.arange(n)
+            group = np.cumsum(new_group, dtype=np.int64)
+            return np.argsort(group * n_docs + (n_docs - 1 - drank), kind="stable")
+    return np.lexsort((-drank, -score, qcode))
+
+
 def form_rankings(
     run: pd.DataFrame,
     qrels: QrelsTable,
@@ -114,7 +133,7 @@ def form_rankings(
     if not keep.all():
         qcode, dcodes, score = qcode[keep], dcodes[keep], score[keep]
     drank = _strcmp_ranks(duniq)[dcodes]
-    order = np.lexsort((-drank, -score, qcode))
+    order = _trec_eval_order(qcode, score, drank, len(duniq))
     qcode, dcodes = qcode[order], dcodes[order]
     present, starts, counts = np.unique(qcode, return_index=True, return_counts=True)
     pos = np.arange(len(qcode)) - np.repeat(starts, counts)

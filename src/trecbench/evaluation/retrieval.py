@@ -11,31 +11,28 @@ import pandas as pd
 from .engine import RunScores, score_run
 from .measures.base import LONG, STRING
 from .names import MeasureError, parse_measures
-from .rankings import QrelsTable
+from .rankings import QrelsTable, qrels_table
 
 RunLike = Union[str, "os.PathLike[str]", pd.DataFrame]
 DEFAULT_MEASURES = ("AP", "nDCG@10", "R@100", "P@10", "RR")
 
 
-def _load_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> list[tuple[str, pd.DataFrame]]:
+def _read_one(run: RunLike) -> pd.DataFrame:
     from trecbench.runs import read_run
 
-    if isinstance(runs, (str, os.PathLike, pd.DataFrame)):
-        runs = [runs]
-    items = runs.items() if isinstance(runs, Mapping) else [(None, r) for r in runs]
-    loaded = []
-    for name, run in items:
-        df = run if isinstance(run, pd.DataFrame) else read_run(run)
-        loaded.append((name, df))
-    # a run is named by its runid; runs sharing one are told apart by their paths
-    runids = [str(df.attrs.get("runid") or "") for _, df in loaded]
-    named = []
-    for i, (name, df) in enumerate(loaded):
+    return run if isinstance(run, pd.DataFrame) else read_run(run)
+
+
+def _run_names(results: list[RunScores], given: list[str | None]) -> list[str]:
+    """A run is named by its runid; runs sharing one are told apart by their paths."""
+    runids = [r.runid for r in results]
+    names = []
+    for i, (res, name) in enumerate(zip(results, given)):
         if name is None:
-            rid = runids[i]
-            name = rid if rid and runids.count(rid) == 1 else str(df.attrs.get("path") or rid or f"run{i + 1}")
-        named.append((name, df))
-    return named
+            rid = res.runid
+            name = rid if rid and runids.count(rid) == 1 else str(getattr(res, "path", None) or rid or f"run{i + 1}")
+        names.append(str(name))
+    return names
 
 
 def _load_qrels(qrels: RunLike) -> pd.DataFrame:
@@ -65,13 +62,32 @@ def score_runs(
         raise MeasureError(f"depth must be positive, not {depth}")
     requests = parse_measures(list(measures), trec_eval_version)
     qrels_df = _load_qrels(qrels)
-    tables: dict[int, QrelsTable] = {}
-    results = []
-    for name, run in _load_runs(runs):
-        scores = score_run(run, qrels_df, requests, rel_level=rel_level, depth=depth, version=trec_eval_version,
+    # one qrels table per relevance level, shared by all runs
+    levels = {r.rel_level if r.rel_level is not None else rel_level for r in requests}
+    tables: dict[int, QrelsTable] = {level: qrels_table(qrels_df, level) for level in levels}
+
+    def one(run: RunLike) -> RunScores:
+        frame = _read_one(run)
+        scores = score_run(frame, qrels_df, requests, rel_level=rel_level, depth=depth, version=trec_eval_version,
                            missing_topics=missing_topics, tables=tables)
-        scores.name = name  # type: ignore[attr-defined]
-        results.append(scores)
+        scores.path = frame.attrs.get("path")  # type: ignore[attr-defined]
+        return scores
+
+    if isinstance(runs, (str, os.PathLike, pd.DataFrame)):
+        runs = [runs]
+    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
+    workers = min(len(items), os.cpu_count() or 1, 8)
+    if workers <= 1:
+        results = [one(run) for _, run in items]
+    else:
+        # Reading (pyarrow) and sorting (numpy) release the GIL: runs are read and scored side by side,
+        # each dropped once scored, so memory holds a few runs at a time.
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as pool:
+            results = list(pool.map(one, [run for _, run in items]))
+    for res, name in zip(results, _run_names(results, [n for n, _ in items])):
+        res.name = name  # type: ignore[attr-defined]
     return results
 
 

@@ -17,6 +17,7 @@ from trecbench._trecfile import (
     read_bytes,
     strict_floats,
 )
+from trecbench._arrowread import duplicated_pairs, read_fields
 from trecbench.errors import InputError, Problem
 
 RUN_FORMAT = "qid Q0 docid rank score tag"
@@ -66,6 +67,10 @@ def _fast_run(data: bytes, path: str, *, all_columns: bool) -> pd.DataFrame | No
     With `all_columns` every field is read, so a line with extra fields is caught (it makes pandas fail
     or widens the table); otherwise only the four fields needed, which is faster.
     """
+    if not all_columns:
+        frame = _arrow_run(data, path)
+        if frame is not None:
+            return frame
     if all_columns:
         table = fast_table(data)
         if table is None or table.shape[1] != 6:
@@ -82,6 +87,22 @@ def _fast_run(data: bytes, path: str, *, all_columns: bool) -> pd.DataFrame | No
         return None
     frame = pd.DataFrame({"query_id": table[0], "doc_id": table[2], "score": scores})
     return _finish(frame, runid=table[5].iat[0], path=path)
+
+
+def _arrow_run(data: bytes, path: str) -> pd.DataFrame | None:
+    """pyarrow's reader for runs with single-space or single-tab separators (most runs); None otherwise."""
+    if b"\x00" in data or b"\x0b" in data or b"\x0c" in data or data.count(b"\r") != data.count(b"\r\n"):
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    table = read_fields(data, ["qid", "q0", "docid", "rank", "score", "tag"],
+                        {"qid": "str", "docid": "str", "score": "float64", "tag": "str"})
+    if table is None or duplicated_pairs(table["qid"], table["docid"]):
+        return None
+    frame = pd.DataFrame({"query_id": table["qid"], "doc_id": table["docid"], "score": table["score"]})
+    return _finish(frame, runid=str(table["tag"].iat[0]), path=path)
 
 
 def _scan_run(data: bytes, path: str) -> tuple[pd.DataFrame | None, list[tuple[Problem, bool]]]:

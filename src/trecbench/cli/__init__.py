@@ -10,21 +10,30 @@ COMMANDS = {
     "qrels": ("qrels", "qrels", "Read, validate and write TREC qrels files."),
     "topics": ("topics", "topics", "Read topics (TSV, TREC RAG 2024/2025, irds:)."),
     "corpus": ("corpus", "corpus", "Look up documents in a corpus (JSONL, TSV, irds:)."),
-    "eval": ("evaluate", "eval_group", "Score runs (retrieval measures identical to trec_eval)."),
+    "eval": ("evaluate", "eval_group", "Score runs, answers and contexts (retrieval identical to trec_eval)."),
     "demo": ("demo", "demo", "Run the main job on the bundled sample benchmark."),
 }
 
 
 class LazyGroup(click.Group):
-    """Lists commands from COMMANDS without importing them, so `trecbench --help` is instant."""
+    """Lists commands from a table without importing them, so `trecbench --help` is instant.
+
+    `lazy_commands` maps a command name to (module under trecbench.cli, attribute, one-line help).
+    """
+
+    def __init__(self, *args, lazy_commands: dict[str, tuple[str, str, str]] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy_commands = COMMANDS if lazy_commands is None else lazy_commands
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return sorted(set(self.lazy_commands) | set(self.commands))
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in COMMANDS:
+        if name in self.commands:
+            return self.commands[name]
+        if name not in self.lazy_commands:
             return None
-        module, attr, _ = COMMANDS[name]
+        module, attr, _ = self.lazy_commands[name]
         return getattr(importlib.import_module(f"trecbench.cli.{module}"), attr)
 
     def invoke(self, ctx: click.Context):
@@ -38,7 +47,12 @@ class LazyGroup(click.Group):
             ctx.exit(2)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy_commands:
+                rows.append((name, self.lazy_commands[name][2]))
+            else:
+                rows.append((name, self.commands[name].get_short_help_str(limit=70)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

@@ -6,7 +6,15 @@ import sys
 import click
 
 
-@click.group("eval")
+from trecbench.cli import LazyGroup
+
+# eval subcommands kept in their own modules (imported only when used)
+EVAL_COMMANDS: dict[str, tuple[str, str, str]] = {
+    # name: (module under trecbench.cli, attribute, one-line help)
+}
+
+
+@click.group("eval", cls=LazyGroup, lazy_commands=EVAL_COMMANDS)
 def eval_group() -> None:
     """Score runs: retrieval measures identical to trec_eval.
 

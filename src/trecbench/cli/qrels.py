@@ -61,3 +61,52 @@ def stats(qrels_file: str, fmt: str) -> None:
     from trecbench.qrels import qrels_stats, read_qrels
 
     print_table(qrels_stats(read_qrels(qrels_file)), fmt)
+
+
+@qrels.command()
+@click.argument("qrels_a", metavar="A", type=click.Path())
+@click.argument("qrels_b", metavar="B", type=click.Path())
+@click.option("--threshold", default=1, show_default=True, type=int,
+              help="Grade from which a document counts as relevant for the binarised kappa.")
+@click.option("--runs", "runs", multiple=True, type=click.Path(dir_okay=False),
+              help="Runs to rank under A and under B (repeatable; or several after one --runs via shell globs).")
+@click.option("-m", "--measure", "measures", multiple=True, default=("nDCG@10",), show_default=True,
+              help="Measures for the system rankings (with --runs).")
+@format_option("table", "json")
+def agree(qrels_a: str, qrels_b: str, threshold: int, runs: tuple[str, ...], measures: tuple[str, ...], fmt: str) -> None:
+    """How far the judges of qrels A and B agree, on the pairs both judged.
+
+    Prints the confusion matrix (rows A, columns B), Cohen's kappa on all grades, binarised at
+    --threshold, and linearly weighted; how often B grades lower, the same or higher than A for each
+    grade of A. With --runs: Kendall's tau and Spearman's rho between the system rankings under A
+    and under B, and the mean per-topic tau. Pairs with a negative grade (unjudged) are left out.
+
+    \b
+    Example:
+      trecbench qrels agree qrels.nist.txt qrels.umbrela.txt
+      trecbench qrels agree nist.txt llm.txt --runs runs/*.txt -m nDCG@10 -m R@100 --format json
+    """
+    import json
+
+    from trecbench.qrels import read_qrels
+    from trecbench.qrels.agreement import agreement, ranking_agreement
+
+    a, b = read_qrels(qrels_a), read_qrels(qrels_b)
+    result = agreement(a, b, threshold=threshold)
+    if runs:
+        result.rankings.extend(ranking_agreement(a, b, list(runs), list(measures)))
+    if fmt == "json":
+        click.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    click.echo(f"pairs judged by both: {result.pairs} (only A: {result.only_a}, only B: {result.only_b})")
+    click.echo(f"Cohen's kappa: {result.kappa:.4f}   linear-weighted: {result.kappa_linear:.4f}   "
+               f"binarised at grade >= {threshold}: {result.kappa_binary:.4f}")
+    click.echo("\nconfusion (rows A, columns B):")
+    click.echo(result.confusion.to_string())
+    click.echo("\nB relative to A, per grade of A:")
+    click.echo(result.grading.to_string(float_format=lambda v: f"{v:.3f}"))
+    for r in result.rankings:
+        click.echo(f"\n{r.measure}: Kendall tau {r.kendall_tau:.4f}, Spearman rho {r.spearman_rho:.4f}, "
+                   f"mean per-topic tau {r.mean_topic_tau:.4f} ({r.topics_compared} topics)")
+        click.echo(r.scores.sort_values("A", ascending=False).to_string(float_format=lambda v: f"{v:.4f}"))
+

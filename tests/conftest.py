@@ -7,7 +7,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-SHARED = Path(os.environ.get("TRECBENCH_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+def _shared_data() -> Path:
+    """The reference data: $TRECBENCH_SHARED_DATA, else ../shared/data beside the checkout, else /work/shared/data."""
+    if os.environ.get("TRECBENCH_SHARED_DATA"):
+        return Path(os.environ["TRECBENCH_SHARED_DATA"])
+    for candidate in (Path(__file__).resolve().parents[2] / "shared" / "data", Path("/work/shared/data")):
+        if candidate.is_dir():
+            return candidate
+    return Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+SHARED = _shared_data()
 
 
 @pytest.fixture(autouse=True)

@@ -10,8 +10,16 @@ COMMANDS = {
     "qrels": ("qrels", "qrels", "Read, validate and write TREC qrels files."),
     "topics": ("topics", "topics", "Read topics (TSV, TREC RAG 2024/2025, irds:)."),
     "corpus": ("corpus", "corpus", "Look up documents in a corpus (JSONL, TSV, irds:)."),
+    "answers": ("answers", "answers", "Read and validate RAG answer files (TREC RAG 2024/2025 JSONL)."),
     "eval": ("evaluate", "eval_group", "Score runs, answers and contexts (retrieval identical to trec_eval)."),
     "demo": ("demo", "demo", "Run the main job on the bundled sample benchmark."),
+    "pool": ("pool", "pool", "Pool runs for judging (depth-k, fused, adaptive), de-duplicated, with a budget."),
+    "init": ("workspace", "init", "Create a bench workspace (settings and SQLite store)."),
+    "judge": ("judge", "judge", "Judge the pool's candidates with a model (people use `serve`)."),
+    "assessors": ("workspace", "assessors", "Register assessors for the web app and print their tokens."),
+    "serve": ("serve", "serve", "Judge in the browser: the assessor web app."),
+    "nuggets": ("nuggets", "nuggets", "Draft nuggets (model or extractive), list, export and import them."),
+    "check": ("check", "check", "List evidence links and judgments whose document changed or disappeared."),
 }
 
 

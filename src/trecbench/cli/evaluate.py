@@ -11,6 +11,10 @@ from trecbench.cli import LazyGroup
 # eval subcommands kept in their own modules (imported only when used)
 EVAL_COMMANDS: dict[str, tuple[str, str, str]] = {
     # name: (module under trecbench.cli, attribute, one-line help)
+    "answers": ("eval_answers", "answers", "Score RAG answers against nuggets: V_strict, V, A_strict, A, W_strict, W."),
+    "context-recall": ("eval_context", "context_recall", "Context recall by ids, string similarity or a model."),
+    "evidence": ("eval_evidence", "evidence", "EvidenceRecall@k, CompleteEvidence@k and the funnel of staged contexts."),
+    "compare": ("eval_compare", "compare", "Paired significance tests against a baseline; a regression gate for CI."),
 }
 
 

@@ -110,3 +110,81 @@ def agree(qrels_a: str, qrels_b: str, threshold: int, runs: tuple[str, ...], mea
                    f"mean per-topic tau {r.mean_topic_tau:.4f} ({r.topics_compared} topics)")
         click.echo(r.scores.sort_values("A", ascending=False).to_string(float_format=lambda v: f"{v:.4f}"))
 
+
+
+@qrels.command("export")
+@click.option("-w", "--workspace", required=True, type=click.Path(file_okay=False), help="Bench workspace.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="qrels file to write.")
+@click.option("--judge", help="Only this judge's judgments (assessor name, imported name, or model judge).")
+@click.option("--prefer", type=click.Choice(["human", "model", "latest"]), default="human", show_default=True,
+              help="Which judgment of a pair wins when several judges judged it.")
+@click.option("--majority", is_flag=True, help="The most common grade among the judges (ties: the lower grade).")
+@click.option("--pool", "pool_name", help="Pool whose duplicate groups propagate grades (default: the newest).")
+@click.option("--provenance", type=click.Path(dir_okay=False),
+              help="Also write a TSV saying which judge each grade came from and which were propagated.")
+def export(workspace, output, judge, prefer, majority, pool_name, provenance) -> None:
+    """Write the workspace's judgments as a TREC qrels file, one grade per (topic, document).
+
+    Duplicate groups of the pool lend a judged member's grade to the other members (reported,
+    and marked in --provenance).
+
+    \b
+    Example:
+      trecbench qrels export -w mybench -o qrels.txt
+      trecbench qrels export -w mybench -o qrels.llm.txt --judge gpt-4o:graded-0-3
+    """
+    from trecbench.qrels import write_qrels
+    from trecbench.qrels.select import propagate, select_grades, to_qrels
+    from trecbench.store import Workspace
+    from trecbench.store.workspace import load_pool
+
+    ws = Workspace(workspace)
+    judgments = ws.judgments()
+    if judgments.empty:
+        raise click.ClickException(f"{workspace}: no judgments yet")
+    try:
+        grades = select_grades(judgments, judge=judge, prefer=prefer, majority=majority)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+    grades, propagated = propagate(grades, load_pool(ws, pool_name))
+    frame = to_qrels(grades)
+    write_qrels(frame[["query_id", "iteration", "doc_id", "relevance"]], output)
+    if provenance:
+        frame.to_csv(provenance, sep="\t", index=False)
+    click.echo(f"{output}: {len(frame)} judgments over {frame['query_id'].nunique()} topics "
+               f"({len(frame) - propagated} judged, {propagated} propagated from duplicates)")
+
+
+@qrels.command("import")
+@click.argument("qrels_file", metavar="QRELS", type=click.Path())
+@click.option("-w", "--workspace", required=True, type=click.Path(file_okay=False), help="Bench workspace.")
+@click.option("--judge", "judge_name", required=True, help="Name the imported judgments are recorded under.")
+@click.option("--kind", type=click.Choice(["import", "human"]), default="import", show_default=True,
+              help="human: the file holds an assessor's judgments (counted as human by --prefer human).")
+def import_(qrels_file, workspace, judge_name, kind) -> None:
+    """Record the judgments of a qrels file in the workspace under --judge.
+
+    Negative grades (pooled, not judged) are not judgments and are skipped; a pair this judge already
+    has with the same grade is not recorded twice.
+
+    \b
+    Example:
+      trecbench qrels import nist-qrels.txt -w mybench --judge nist
+      trecbench qrels import alice.txt -w mybench --judge alice --kind human
+    """
+    from trecbench.qrels import read_qrels
+    from trecbench.store import Judge, Judgment, Workspace
+
+    ws = Workspace(workspace)
+    frame = read_qrels(qrels_file)
+    judge = Judge(kind, judge_name)
+    existing = ws.judgments()
+    mine = existing[(existing["judge_kind"] == kind) & (existing["judge"] == judge_name)]
+    have = set(zip(mine["query_id"], mine["doc_id"], mine["grade"]))
+    skipped_negative = int((frame["relevance"] < 0).sum())
+    rows = [Judgment(q, d, int(g), judge) for q, d, g in zip(frame["query_id"], frame["doc_id"], frame["relevance"])
+            if g >= 0 and (q, d, g) not in have]
+    ws.record_many(rows)
+    repeated = len(frame) - skipped_negative - len(rows)
+    click.echo(f"{qrels_file}: recorded {len(rows)} judgments as {judge_name} ({kind}); "
+               f"{repeated} already recorded, {skipped_negative} negative grades skipped")

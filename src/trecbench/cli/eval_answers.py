@@ -1,0 +1,135 @@
+"""`trecbench eval answers`: nugget scores of RAG answers (V_strict, V, A_strict, A, W_strict, W)."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import click
+
+
+@click.command("answers")
+@click.argument("answer_files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--nuggets", "nuggets_path", type=click.Path(dir_okay=False), default=None,
+              help="Nuggets file (ours, AutoNuggetizer's or TREC 2025's). Required unless --assignments.")
+@click.option("--assigner", type=click.Choice(["citation", "string", "llm"]), default="citation", show_default=True,
+              help="citation: cited documents vs nugget support, plus word overlap (offline); string: "
+                   "Levenshtein similarity to sentence windows (offline); llm: a model labels each nugget.")
+@click.option("--model", default=None, help="Model for --assigner llm (a litellm model name, e.g. openai/gpt-4o-mini).")
+@click.option("--api-base", default=None, help="llm: base URL of an OpenAI-compatible server.")
+@click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default="trecbench-llm-cache.sqlite",
+              show_default=True, help="llm: SQLite file caching model replies (a rerun makes no new calls).")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
+              help="llm: model calls in flight at once.")
+@click.option("--assignments", "assignment_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Score assignments made elsewhere (AutoNuggetizer's assign output, NIST's "
+                   "{qid, run_id, nuggets:[{text, importance, assignment}]}). Repeatable.")
+@click.option("--save-assignments", type=click.Path(dir_okay=False), default=None,
+              help="Write the assignments made (JSONL, AutoNuggetizer's shape plus id and reason).")
+@click.option("--threshold", type=float, default=None,
+              help="citation: share of a nugget's content words a sentence must have [0.6]; "
+                   "string: similarity above which a nugget is supported [0.7].")
+@click.option("--partial-threshold", type=float, default=0.5, show_default=True,
+              help="string: similarity above which a nugget is partially supported.")
+@click.option("--batch-size", type=click.IntRange(1, 10), default=10, show_default=True,
+              help="llm: nuggets judged per call (at most 10).")
+@click.option("-q", "--per-topic", is_flag=True, help="Also print per-topic scores.")
+@click.option("--missing-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
+              help="zero: a topic with nuggets that a run did not answer scores 0; skip: leave it out.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
+              help="Output format.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
+def answers(answer_files, nuggets_path, assigner, model, api_base, cache_path, concurrency, assignment_files,
+            save_assignments, threshold, partial_threshold, batch_size, per_topic, missing_topics, fmt,
+            output) -> None:
+    """Score ANSWER_FILES against --nuggets: V_strict (primary), V, A_strict, A, W_strict, W.
+
+    Each nugget of a topic is labelled support / partial_support / not_support for each run's
+    answer; V is over vital nuggets, A over all, W weights vital 1 and okay 0.5; the strict
+    scores count support only, the others give partial support 0.5. A topic without vital nuggets
+    has no V score and is listed; a topic whose assignment failed is listed as incomplete and not
+    scored (never counted as unsupported).
+
+    \b
+    Example:
+      trecbench eval answers --nuggets nuggets.jsonl run1.jsonl run2.jsonl --assigner citation
+      trecbench eval answers --nuggets nuggets.jsonl run1.jsonl --assigner llm --model gpt-4o-mini
+      trecbench eval answers --assignments run1.assignments.jsonl -q --format csv -o scores.csv
+    """
+    from trecbench.evaluation import topic_scores as ts
+    from trecbench.evaluation.answers import evaluate_answers, score_assignments
+    from trecbench.evaluation.assign import read_assignments, write_assignments
+
+    nuggets = None
+    if nuggets_path:
+        from trecbench.nuggets.io import read_nuggets
+
+        nuggets = {t.qid: t for t in read_nuggets(nuggets_path)}
+    if assignment_files:
+        if answer_files:
+            raise click.UsageError("give either ANSWER_FILES (to assign) or --assignments (already assigned)")
+        made = [t for path in assignment_files for t in read_assignments(path)]
+        scores = score_assignments(made, nuggets=nuggets, missing_topics=missing_topics)
+    else:
+        if nuggets is None:
+            raise click.UsageError("--nuggets is required to assign (or give --assignments)")
+        if not answer_files:
+            raise click.UsageError("give ANSWER_FILES to score (or --assignments)")
+        options = _assigner_options(assigner, model, threshold, partial_threshold, batch_size)
+        unsupported = sum(not n.support for t in nuggets.values() for n in t.nuggets)
+        if assigner == "citation" and unsupported:
+            click.echo(f"{unsupported} nugget(s) have no supporting documents: the citation assigner can give them "
+                       "at most partial_support (by their wording)", err=True)
+        if assigner == "llm":
+            options.update(api_base=api_base, cache=cache_path, concurrency=concurrency)
+        with model_errors():
+            scores, made = evaluate_answers(list(nuggets.values()), list(answer_files), assigner=assigner,
+                                            missing_topics=missing_topics, **options)
+    if save_assignments:
+        write_assignments(made, save_assignments)
+    ts.emit(scores.frame, output, fmt, topics=per_topic, notes=scores.notes())
+    for run, qid, error in scores.incomplete:
+        click.echo(f"{run}: topic {qid} is incomplete and not scored: {error}", err=True)
+    if scores.no_vital:
+        click.echo(f"{len(scores.no_vital)} topic(s) have no vital nuggets, left out of V_strict and V: "
+                   f"{ts.some(scores.no_vital)}", err=True)
+    for run, qids in scores.missing.items():
+        if qids:
+            what = "scored 0" if missing_topics == "zero" else "left out"
+            click.echo(f"{run}: {len(qids)} topic(s) with nuggets not answered, {what}: {ts.some(qids)}", err=True)
+    for run, qids in scores.unjudged.items():
+        if qids:
+            click.echo(f"{run}: {len(qids)} answered topic(s) have no nuggets, not scored: {ts.some(qids)}", err=True)
+
+
+@contextmanager
+def model_errors():
+    """A model call that can never succeed (bad key, unknown model, budget) ends the command with its message."""
+    try:
+        yield
+    except Exception as e:
+        from trecbench.llm import LLMError
+
+        if isinstance(e, LLMError):
+            raise click.ClickException(str(e)) from None
+        raise
+
+
+def _assigner_options(assigner: str, model: str | None, threshold: float | None, partial_threshold: float,
+                      batch_size: int) -> dict:
+    if assigner == "llm":
+        if not model:
+            raise click.UsageError("--assigner llm needs --model")
+        return {"model": model, "batch_size": batch_size}
+    if model:
+        raise click.UsageError("--model is only for --assigner llm")
+    if assigner == "string":
+        options = {"partial_threshold": partial_threshold}
+        if threshold is not None:
+            options["threshold"] = threshold
+        if not 0 <= options["partial_threshold"] <= options.get("threshold", 0.7) < 1:
+            raise click.BadParameter("need 0 <= --partial-threshold <= --threshold < 1", param_hint="'--threshold'")
+        return options
+    if threshold is not None:
+        if not 0 < threshold <= 1:
+            raise click.BadParameter("must be in (0, 1]", param_hint="'--threshold'")
+        return {"threshold": threshold}
+    return {}

@@ -1,0 +1,78 @@
+"""`trecbench eval context-recall`: context recall by ids, by string similarity, or by a model."""
+from __future__ import annotations
+
+import click
+
+
+@click.command("context-recall")
+@click.option("--mode", type=click.Choice(["id", "string", "llm"]), default="id", show_default=True,
+              help="id: reference ids vs retrieved ids (Ragas IDBasedContextRecall); string: Levenshtein "
+                   "similarity of reference contexts (Ragas NonLLMContextRecall); llm: claims of a reference answer.")
+@click.option("--contexts", "contexts_paths", multiple=True, required=True, type=click.Path(dir_okay=False),
+              help="A TREC run, or JSONL {qid, contexts:[text | {id, text}]} or {qid, docids}. Repeatable.")
+@click.option("--references", "references_path", type=click.Path(dir_okay=False), default=None,
+              help="JSONL {qid, reference_ids?, reference_contexts?, reference?}.")
+@click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False), default=None,
+              help="Take reference ids from qrels (documents judged at --rel-level or above).")
+@click.option("-l", "--rel-level", type=int, default=1, show_default=True, help="Lowest relevant grade (--qrels).")
+@click.option("-k", "k", type=click.IntRange(min=1), default=None, help="Use the top k contexts of each topic.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="string: a reference is found when its best similarity is strictly above this.")
+@click.option("--window", type=click.Choice(["none", "sentence"]), default="none", show_default=True,
+              help="string: also compare against windows of 1-3 sentences of each context.")
+@click.option("--corpus", "corpus_path", default=None, help="Corpus to look up texts of contexts given by id.")
+@click.option("--model", default=None, help="Model for --mode llm (a litellm model name, e.g. openai/gpt-4o-mini).")
+@click.option("--api-base", default=None, help="llm: base URL of an OpenAI-compatible server.")
+@click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default="trecbench-llm-cache.sqlite",
+              show_default=True, help="llm: SQLite file caching model replies (a rerun makes no new calls).")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
+              help="llm: model calls in flight at once.")
+@click.option("--scale", type=float, default=1.0, show_default=True, help="llm: multiply the score by this.")
+@click.option("--missing", type=click.Choice(["nan", "zero"]), default="nan", show_default=True,
+              help="A topic without a reference: nan (left out of the mean, with the reason) or zero (Mastra).")
+@click.option("-q", "--per-topic", is_flag=True, help="Also print per-topic scores.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
+              help="Output format (json includes reasons and per-reference details).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
+def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level, k, threshold, window, corpus_path,
+                   model, api_base, cache_path, concurrency, scale, missing, per_topic, fmt, output) -> None:
+    """How much of each topic's reference the retrieved contexts contain (one context set per topic).
+
+    \b
+    Example:
+      trecbench eval context-recall --mode id --contexts run.txt --qrels qrels.txt -k 10
+      trecbench eval context-recall --mode string --contexts contexts.jsonl --references refs.jsonl --window sentence
+      trecbench eval context-recall --mode llm --model gpt-4o-mini --contexts contexts.jsonl --references refs.jsonl
+    """
+    from trecbench.cli.eval_answers import model_errors
+    from trecbench.evaluation import topic_scores as ts
+    from trecbench.evaluation.context_recall import evaluate_context_recall, read_references, references_from_qrels
+
+    if bool(references_path) == bool(qrels_path):
+        raise click.UsageError("give --references or --qrels (one of them)")
+    if qrels_path and mode != "id":
+        raise click.UsageError("--qrels gives reference ids: use it with --mode id")
+    if mode == "llm" and not model:
+        raise click.UsageError("--mode llm needs --model")
+    refs = read_references(references_path) if references_path else references_from_qrels(qrels_path, rel_level)
+    judge = None
+    if mode == "llm":
+        from trecbench.evaluation.context_recall import LLMRecallJudge
+
+        with model_errors():
+            judge = LLMRecallJudge(model, api_base=api_base, cache=cache_path, concurrency=concurrency)
+    try:
+        with model_errors():
+            scores = evaluate_context_recall(list(contexts_paths), refs, mode=mode, k=k, threshold=threshold,
+                                             window=None if window == "none" else window, missing=missing,
+                                             corpus=corpus_path, judge=judge, scale=scale)
+    finally:
+        if judge is not None:
+            judge.close()
+    ts.emit(scores.frame, output, fmt, topics=per_topic, notes=scores.notes())
+    reasons: dict[str, list[str]] = {}
+    for (run, qid), why in scores.reasons.items():
+        reasons.setdefault(why, []).append(f"{run}:{qid}" if len(contexts_paths) > 1 else qid)
+    for why, where in reasons.items():
+        what = "scored 0" if missing == "zero" and not why.startswith("incomplete") else "no score"
+        click.echo(f"{len(where)} topic(s), {what}: {why}: {ts.some(where)}", err=True)

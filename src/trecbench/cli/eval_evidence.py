@@ -1,0 +1,105 @@
+"""`trecbench eval evidence`: EvidenceRecall@k, CompleteEvidence@k and the funnel of staged contexts."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command("evidence")
+@click.option("--evidence", "evidence_path", type=click.Path(dir_okay=False), default=None,
+              help="Evidence JSONL {qid, evidence:[{id, text?, importance?, any_of:[[docid,...],...]}]}.")
+@click.option("--nuggets", "nuggets_path", type=click.Path(dir_okay=False), default=None,
+              help="Take the evidence from a nuggets file instead: nuggets with support become items.")
+@click.option("--contexts", "contexts_paths", multiple=True, required=True, type=click.Path(dir_okay=False),
+              help="A TREC run, or JSONL {qid, stage, docids:[...]} with ordered stages. Repeatable: one per system.")
+@click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Cut the last stage at k documents for the measures.")
+@click.option("--stages", default=None, metavar="S1,S2,...",
+              help="Order of the stages (default: as first seen in the file).")
+@click.option("--permissions", "permissions_path", type=click.Path(dir_okay=False), default=None,
+              help="JSONL {qid, allow:[docid | \"group:NAME\", ...]} and {group, docids}: what each topic may see.")
+@click.option("--funnel", is_flag=True, help="Also print, per stage, the items present and lost (per item with -q).")
+@click.option("-q", "--per-topic", is_flag=True, help="Also print per-topic scores.")
+@click.option("--missing-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
+              help="zero: an evidence topic absent from the contexts scores 0; skip: leave it out.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
+              help="Output format (json includes the funnel and what permissions dropped).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
+def evidence(evidence_path, nuggets_path, contexts_paths, k, stages, permissions_path, funnel, per_topic,
+             missing_topics, fmt, output) -> None:
+    """Did retrieval bring back the evidence answers need, and which stage lost it?
+
+    An evidence item is covered when all documents of one of its alternatives are among the top k
+    of the last stage; it counts once however many of its sources come back. EvidenceRecall@k is
+    covered / required items per topic, CompleteEvidence@k the share of topics with every item
+    covered, IDRecall@k plain recall of the source documents, for contrast. With --permissions,
+    sources a topic may not see are not required (and are reported).
+
+    \b
+    Example:
+      trecbench eval evidence --evidence evidence.jsonl --contexts stages.jsonl -k 10 --funnel
+      trecbench eval evidence --nuggets nuggets.jsonl --contexts bm25.txt --contexts dense.txt -q
+      trecbench eval evidence --evidence evidence.jsonl --contexts stages.jsonl --permissions acl.jsonl
+    """
+    from trecbench.evaluation import topic_scores as ts
+    from trecbench.evaluation.evidence import (evaluate_evidence, evidence_from_nuggets, read_contexts,
+                                               read_evidence)
+
+    if bool(evidence_path) == bool(nuggets_path):
+        raise click.UsageError("give --evidence or --nuggets (one of them)")
+    if evidence_path:
+        items = read_evidence(evidence_path)
+    else:
+        from trecbench.nuggets.io import read_nuggets
+
+        items = evidence_from_nuggets(read_nuggets(nuggets_path))
+        if not items:
+            raise click.UsageError(f"{nuggets_path}: no nugget has supporting documents (support)")
+    order = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
+    systems = [read_contexts(p, stages=order) for p in contexts_paths]
+    scores = evaluate_evidence(items, systems, k=k, permissions=permissions_path, missing_topics=missing_topics)
+    ts.emit(scores.frame, output, fmt, topics=per_topic, notes=scores.notes())
+    if funnel and fmt == "table":
+        stream = open(output, "a", encoding="utf-8") if output else sys.stdout
+        try:
+            _print_funnel(scores, stream, per_item=per_topic)
+        finally:
+            if output:
+                stream.close()
+    _report(scores, missing_topics)
+
+
+def _print_funnel(scores, stream, *, per_item: bool) -> None:
+    summary = scores.stage_summary()
+    stream.write("\nfunnel (items present at each stage, lost there):\n")
+    summary = summary.assign(share=[("-" if s != s else f"{s:.4f}") for s in summary["share"]])
+    stream.write(summary.to_string(index=False) + "\n")
+    if per_item:
+        import pandas as pd
+
+        rows = [{"run": f.run, "topic": f.qid, "item": f.item, "last_stage": f.last_stage or "-",
+                 "lost_at": f.lost_at or "-"} for f in scores.funnel]
+        stream.write("\n" + pd.DataFrame(rows).to_string(index=False) + "\n")
+
+
+def _report(scores, missing_topics: str) -> None:
+    from trecbench.evaluation.topic_scores import some
+
+    if scores.no_evidence:
+        click.echo(f"{len(scores.no_evidence)} topic(s) have no required evidence, left out of the means: "
+                   f"{some(scores.no_evidence)}", err=True)
+    for d in scores.dropped:
+        what = "no longer required" if d.item_dropped else "its other alternatives still count"
+        click.echo(f"topic {d.qid}, item {d.item}: not permitted to see {' '.join(d.sources)}; {what}", err=True)
+    for run, leaks in scores.leaks.items():
+        if leaks:
+            shown = some(f"{q}:{d}" for q, d in leaks)
+            click.echo(f"{run}: {len(leaks)} retrieved document(s) the topic may not see: {shown}", err=True)
+    for run, qids in scores.missing.items():
+        if qids:
+            what = "scored 0" if missing_topics == "zero" else "left out"
+            click.echo(f"{run}: {len(qids)} evidence topic(s) not in the contexts, {what}: {some(qids)}", err=True)
+    for run, qids in scores.unjudged.items():
+        if qids:
+            click.echo(f"{run}: {len(qids)} topic(s) without evidence, not scored: {some(qids)}", err=True)

@@ -1,0 +1,287 @@
+"""`trecbench nuggets`: draft nuggets (model or extractive), list them, export and import nuggets files."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from trecbench.cli.workspace import workspace_option
+
+STOPPED = "stopped before it finished"
+
+
+@click.group("nuggets")
+def nuggets() -> None:
+    """Nuggets of a workspace: drafted by a model or extractively, edited by people in `trecbench serve`.
+
+    \b
+    Example:
+      trecbench nuggets draft -w mybench --model openai/gpt-4o-mini
+      trecbench nuggets export -w mybench -o nuggets.jsonl
+    """
+
+
+@nuggets.command("draft")
+@workspace_option
+@click.option("--model", help="Any litellm model name (openai/gpt-4o-mini, hosted_vllm/..., ollama/...).")
+@click.option("--extractive", is_flag=True, help="Draft without a model: ranked sentences of the relevant documents.")
+@click.option("--min-grade", default=1, show_default=True, type=int, help="Lowest grade of a relevant document.")
+@click.option("--window", default=10, show_default=True, type=click.IntRange(1, 100),
+              help="Relevant documents per model call.")
+@click.option("--max-nuggets", default=30, show_default=True, type=click.IntRange(1, 200),
+              help="Longest running list the model keeps.")
+@click.option("--keep", default=20, show_default=True, type=click.IntRange(1, 200),
+              help="Nuggets kept per topic after ordering vital first.")
+@click.option("--topic", "only", multiple=True, help="Draft only this topic (repeatable).")
+@click.option("--redraft", is_flag=True, help="Draft complete topics again too (people's edits are kept).")
+@click.option("--api-base", "api_bases", multiple=True,
+              help="Server URL (OpenAI-compatible, vLLM, Ollama ...); repeat to spread calls over deployments.")
+@click.option("--api-key", envvar="TRECBENCH_API_KEY", help="API key (default: the provider's usual variable).")
+@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 512),
+              help="Topics drafted at once.")
+@click.option("--rpm", type=float, default=None, help="At most this many calls start per minute.")
+@click.option("--max-cost", type=float, default=None, help="Stop before spending more than this many dollars.")
+@click.option("--temperature", type=float, default=0.0, show_default=True, help="Sampling temperature.")
+@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds per request.")
+@click.option("--max-retries", type=int, default=4, show_default=True, help="Retries on 429, 5xx and timeouts.")
+@click.option("--dry-run", is_flag=True, help="Count the calls, tokens and dollars it would take; call nothing.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def draft(workspace, model, extractive, min_grade, window, max_nuggets, keep, only, redraft, api_bases, api_key,
+          concurrency, rpm, max_cost, temperature, timeout, max_retries, dry_run, quiet) -> None:
+    """Draft nuggets for each topic from its judged-relevant documents, with their supporting documents.
+
+    With --model, the AutoNuggetizer procedure: the relevant documents (grade >= --min-grade, best
+    grade first) go to the model --window at a time, and it updates a running list of at most
+    --max-nuggets atomic nuggets, saying which documents state each; the list is labelled vital or
+    okay in batches of ten, ordered vital first, and cut to --keep. Replies are cached in the
+    workspace, unreadable ones re-asked, and a window or batch that still fails makes its topic
+    incomplete: its nuggets are kept as drafts, the failure is listed (exit 1), and the next run drafts
+    the topic again. Complete topics are skipped on the next run.
+
+    With --extractive, no model: sentences of the relevant documents ranked by how well they cover the
+    topic and how many relevant documents repeat them, near-duplicates merged (origin "extractive").
+
+    \b
+    Example:
+      trecbench nuggets draft -w mybench --model openai/gpt-4o-mini --dry-run
+      trecbench nuggets draft -w mybench --model openai/gpt-4o-mini --keep 20 --max-cost 5
+      trecbench nuggets draft -w mybench --extractive --keep 15
+    """
+    from trecbench.store import Workspace
+
+    if extractive == bool(model):
+        raise click.UsageError("give either --model MODEL or --extractive")
+    ws = Workspace(workspace)
+    if extractive:
+        _draft_extractive(ws, min_grade, keep, only, redraft, dry_run)
+        return
+    _draft_llm(ws, model, min_grade, window, max_nuggets, keep, only, redraft, api_bases, api_key, concurrency, rpm,
+               max_cost, temperature, timeout, max_retries, dry_run, quiet)
+
+
+def _draft_extractive(ws, min_grade, keep, only, redraft, dry_run) -> None:
+    from trecbench.nuggets.draft_extractive import ExtractiveSettings, draft_extractive
+
+    if dry_run:
+        raise click.UsageError("--dry-run is for --model (the extractive drafter calls nothing)")
+    try:
+        report = draft_extractive(ws, ExtractiveSettings(min_grade=min_grade, keep=keep), only=only, redraft=redraft)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    _summary(report, "extractive")
+    _problems(report)
+    if report.incomplete:
+        sys.exit(1)
+
+
+def _draft_llm(ws, model, min_grade, window, max_nuggets, keep, only, redraft, api_bases, api_key, concurrency, rpm,
+               max_cost, temperature, timeout, max_retries, dry_run, quiet) -> None:
+    import asyncio
+
+    from trecbench.llm import LLM, Budget, LLMError, ModelConfig
+    from trecbench.nuggets.draft_llm import DraftSettings, draft_with_llm, drafter_name
+    from trecbench.nuggets.drafts import plan_topics
+    from trecbench.nuggets.store import relevant_by_topic
+
+    settings = DraftSettings(min_grade=min_grade, window=window, max_nuggets=max_nuggets, keep=keep)
+    deployments = [{"model": model, "api_base": b, **({"api_key": api_key} if api_key else {})}
+                   for b in api_bases] if len(api_bases) > 1 else None
+    config = ModelConfig(model, api_base=api_bases[0] if len(api_bases) == 1 else None, api_key=api_key,
+                         params={"temperature": temperature}, timeout=timeout, max_retries=max_retries,
+                         deployments=deployments, concurrency=concurrency, rpm=rpm)
+    try:
+        todo, skipped, _ = plan_topics(ws, drafter_name(model), relevant_by_topic(ws, min_grade), only, redraft)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    corpus = ws.corpus()
+    try:
+        client = LLM(config, cache=ws.path / "bench.sqlite", budget=Budget(max_cost) if max_cost else None,
+                     dry_run=dry_run)
+    except LLMError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"draft nuggets with {model}: {len(todo)} topic(s) to draft, {len(skipped)} already complete",
+               err=True)
+    bar = None
+    if not quiet and not dry_run and todo:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(todo), unit="topic", file=sys.stderr, dynamic_ncols=True)
+
+    def progress(report, qid) -> None:
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix_str(f"incomplete {len(report.incomplete)} nuggets {report.nuggets} "
+                                f"tokens {report.prompt_tokens + report.completion_tokens} ${report.cost:.4f}")
+
+    try:
+        report = asyncio.run(draft_with_llm(ws, client, settings, only=only, redraft=redraft, corpus=corpus,
+                                            on_progress=progress))
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+        click.echo("\ninterrupted: finished topics are saved; run the same command to continue", err=True)
+        sys.exit(130)
+    finally:
+        client.close()
+    if bar is not None:
+        bar.close()
+    if dry_run:
+        plan = client.plan
+        cost = f"${plan.cost:.4f}" + (f" ({plan.unpriced} calls unpriced)" if plan.unpriced else "")
+        click.echo(f"dry run: at most {plan.calls} calls to the model ({plan.cached} answered by the cache), "
+                   f"{plan.prompt_tokens} input tokens (the running lists not counted), "
+                   f"~{plan.completion_tokens} output tokens, {cost}")
+        return
+    _summary(report, model)
+    click.echo(f"{report.calls} calls ({report.cached} from cache), {report.prompt_tokens} input + "
+               f"{report.completion_tokens} output tokens, ${report.cost:.4f}")
+    if report.stopped:
+        click.echo(f"stopped early: {report.stopped}", err=True)
+    _problems(report)
+    failed = [q for q, problems in report.incomplete.items() if not problems[0].startswith(STOPPED)]
+    if failed:
+        sys.exit(1)
+    if report.stopped:
+        sys.exit(3 if report.budget_stop else 1)
+
+
+def _summary(report, drafter: str) -> None:
+    click.echo(f"drafted {len(report.complete) + len(report.incomplete)} topic(s) with {drafter}: "
+               f"{report.nuggets} nuggets; {len(report.complete)} complete, {len(report.incomplete)} incomplete, "
+               f"{len(report.skipped)} skipped as already complete")
+    if report.no_documents:
+        click.echo(f"{len(report.no_documents)} topic(s) have no judged-relevant document: "
+                   + ", ".join(report.no_documents[:20]) + (" ..." if len(report.no_documents) > 20 else ""), err=True)
+    if report.missing:
+        click.echo(f"{len(report.missing)} relevant document(s) are not in the corpus and were left out:", err=True)
+        for qid, docid in report.missing[:50]:
+            click.echo(f"  {qid}\t{docid}", err=True)
+
+
+def _problems(report) -> None:
+    if not report.incomplete:
+        return
+    click.echo(f"{len(report.incomplete)} topic(s) are incomplete: their nuggets so far are kept as drafts, "
+               "not as the topic's final list; run again to draft them again:", err=True)
+    for qid, problems in sorted(report.incomplete.items()):
+        for p in problems:
+            click.echo(f"  {qid}\t{p}", err=True)
+
+
+@nuggets.command("list")
+@workspace_option
+@click.option("--topic", "only", multiple=True, help="Only this topic (repeatable).")
+def list_(workspace, only) -> None:
+    """Print each topic's nuggets in order: id, importance, status, origin, text and supporting documents.
+
+    Support reads `[d1 | d2+d3]`: d1 alone, or d2 and d3 together.
+
+    \b
+    Example:
+      trecbench nuggets list -w mybench --topic t1
+    """
+    from trecbench.nuggets.store import NuggetStore
+    from trecbench.store import Workspace
+
+    store = NuggetStore(Workspace(workspace))
+    topics = store.topics()
+    wanted = list(only) or list(topics)
+    for qid in wanted:
+        items = topics.get(qid, [])
+        vital = sum(n.importance == "vital" for n in items)
+        approved = sum(n.status == "approved" for n in items)
+        click.echo(f"{qid}: {len(items)} nuggets, {vital} vital, {approved} approved"
+                   + (f" - {store.query(qid)}" if store.query(qid) else ""))
+        for n in items:
+            support = " | ".join("+".join(link.docid for link in g) for g in n.support)
+            click.echo(f"  {n.id}\t{n.importance}\t{n.status}\t{n.origin}\t{n.text}" + (f"\t[{support}]" if support else ""))
+    if not wanted:
+        click.echo("no nuggets yet: `trecbench nuggets draft` or `trecbench nuggets import`", err=True)
+
+
+@nuggets.command("export")
+@workspace_option
+@click.option("-o", "--output", default="-", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Nuggets file to write (default: stdout).")
+@click.option("--approved-only", is_flag=True, help="Only nuggets a person approved.")
+def export(workspace, output, approved_only) -> None:
+    """Write the workspace's nuggets as JSONL, one line per topic.
+
+    Each line is `{qid, query, nuggets: [{id, text, importance, support, status, origin, ...}]}`:
+    AutoNuggetizer's `{qid, query, nuggets: [{text, importance}]}` plus trecbench's fields, where
+    `support` lists alternatives, each a list of docids needed together. `nuggets import` reads it back.
+
+    \b
+    Example:
+      trecbench nuggets export -w mybench -o nuggets.jsonl
+    """
+    from trecbench.nuggets.io import write_nuggets
+    from trecbench.nuggets.store import NuggetStore
+    from trecbench.store import Workspace
+
+    topics = NuggetStore(Workspace(workspace)).export(approved_only=approved_only)
+    if output == "-":
+        write_nuggets(topics, sys.stdout)
+    else:
+        write_nuggets(topics, output)
+    n = sum(len(t.nuggets) for t in topics)
+    click.echo(f"exported {n} nuggets of {len(topics)} topic(s)" + ("" if output == "-" else f" to {output}"),
+               err=True)
+
+
+@nuggets.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@workspace_option
+@click.option("--dry-run", is_flag=True, help="Show what would change; change nothing.")
+@click.option("--author", default=None, help="Who the changes are recorded as (default: import:<file name>).")
+def import_(file, workspace, dry_run, author) -> None:
+    """Make the workspace's nuggets of each topic in FILE those of FILE, showing every change.
+
+    Reads trecbench's nuggets files, AutoNuggetizer's output and TREC RAG 2025's nuggets. A nugget of
+    FILE matches one of the workspace by id and text, else text, else id; the others are added, and
+    the workspace's nuggets of those topics that FILE lacks are deleted (topics not in FILE are left
+    alone). Every change is a version with its author, so `undo` in the web app takes it back.
+    Lines start with + (added), ~ (changed) or - (removed). Importing what `nuggets export` wrote
+    changes nothing.
+
+    \b
+    Example:
+      trecbench nuggets import rag25-dev-nuggets.jsonl -w mybench --dry-run
+      trecbench nuggets import nuggets.jsonl -w mybench
+    """
+    from pathlib import Path
+
+    from trecbench.nuggets.io import read_nuggets
+    from trecbench.nuggets.store import NuggetStore
+    from trecbench.store import Workspace
+
+    ws = Workspace(workspace)
+    topics = read_nuggets(file)
+    report = NuggetStore(ws).import_topics(topics, author=author or f"import:{Path(file).name}", dry_run=dry_run)
+    for line in report.lines:
+        click.echo(line)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"{file}: {len(topics)} topic(s); {report.added} added, {report.changed} changed, {report.removed} "
+               f"removed, {report.unchanged} unchanged" + (" (dry run: nothing was changed)" if dry_run else ""),
+               err=True)

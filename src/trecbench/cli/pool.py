@@ -1,0 +1,289 @@
+"""`trecbench pool`: pool runs for judging, describe the pool, estimate judging costs, check reusability."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from trecbench.cli.common import format_option, print_table
+
+STRATEGY_NAMES = ["depth", "rrf", "rbp", "mtf", "maxmean"]
+
+
+class PoolGroup(click.Group):
+    """`trecbench pool RUN...` is short for `trecbench pool build RUN...`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["build", *args]
+        return super().parse_args(ctx, args)
+
+
+def _problems(problems) -> None:
+    for p in problems:
+        click.echo(str(p), err=True)
+
+
+def _output(path: str | None):
+    return open(path, "w", encoding="utf-8", newline="\n") if path and path != "-" else sys.stdout
+
+
+@click.group(cls=PoolGroup)
+def pool() -> None:
+    """Pool runs for judging (depth-k, fused or adaptive), de-duplicated, with a judging budget.
+
+    `trecbench pool RUN...` is short for `trecbench pool build RUN...`.
+
+    \b
+    Example:
+      trecbench pool bm25.txt dense.txt --depth 100 -o pool.tsv
+      trecbench pool stats pool.tsv --qrels qrels.txt
+    """
+
+
+@pool.command()
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-k", "--depth", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Pool each run's top K documents per topic (trec_eval order).")
+@click.option("-s", "--strategy", type=click.Choice(STRATEGY_NAMES), default="depth", show_default=True,
+              help="depth: TREC depth-k union; rrf / rbp: by fused score; mtf / maxmean: adaptive, "
+                   "chosen during judging.")
+@click.option("-b", "--budget", type=click.IntRange(min=1), default=None,
+              help="Judgments per topic: depth/rrf/rbp keep the first N representatives (and their duplicates); "
+                   "mtf/maxmean stop judging after N.")
+@click.option("-t", "--topics", "topics_path", default=None, help="Pool only these topics (TSV, JSONL or irds:).")
+@click.option("-c", "--corpus", "corpus_path", default=None, help="Documents' text, for --dedup (JSONL, TSV, irds:).")
+@click.option("--dedup", type=click.Choice(["none", "exact", "near"]), default="none", show_default=True,
+              help="exact: identical normalised text; near: word 5-shingle Jaccard >= --threshold. Needs --corpus.")
+@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
+              help="Jaccard similarity from which two documents are near-duplicates.")
+@click.option("--rrf-k", type=click.FloatRange(min=0), default=60.0, show_default=True, help="k of rrf: 1/(k+rank).")
+@click.option("--rbp-p", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8, show_default=True,
+              help="Persistence p of rbp: weight (1-p)p^(rank-1).")
+@click.option("-o", "--output", default="-", show_default=True, help="Pool file to write (TSV).")
+def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, threshold, rrf_k, rbp_p, output) -> None:
+    """Pool RUN files: one candidate per (topic, docid), with the runs that retrieved it, in judging order.
+
+    Writes the pool file (TSV with a header: query_id doc_id priority best_rank n_runs runs ranks group
+    representative); a summary and any problems go to stderr.
+
+    \b
+    Example:
+      trecbench pool build bm25.txt dense.txt splade.txt --depth 100 -o pool.tsv
+      trecbench pool bm25.txt dense.txt --depth 100 --strategy rrf --budget 50 -o pool.tsv
+      trecbench pool bm25.txt dense.txt --corpus corpus.jsonl --dedup near -o pool.tsv
+    """
+    from trecbench.pooling.pool import build_pool
+    from trecbench.pooling.strategies import get_strategy
+
+    if dedup != "none" and not corpus_path:
+        raise click.UsageError(f"--dedup {dedup} needs the documents' text: give --corpus")
+    params = {"rrf": {"k": rrf_k}, "rbp": {"p": rbp_p}}.get(strategy, {})
+    topics = None
+    if topics_path:
+        from trecbench.topics import read_topics
+
+        topics = [t.qid for t in read_topics(topics_path)]
+    corpus = None
+    if corpus_path:
+        from trecbench.corpus import open_corpus
+
+        corpus = open_corpus(corpus_path)
+    result = build_pool(list(runs), depth=depth, strategy=get_strategy(strategy, **params), budget=budget,
+                        topics=topics, topics_source=topics_path, corpus=corpus, dedup=dedup, threshold=threshold)
+    _problems(result.problems)
+    stream = _output(output)
+    try:
+        result.write(stream)
+    finally:
+        if stream is not sys.stdout:
+            stream.close()
+    c = result.candidates
+    topics_n = c["query_id"].nunique()
+    click.echo(f"pool: {len(c)} candidates over {topics_n} topic{'s' * (topics_n != 1)} from {len(runs)} "
+               f"run{'s' * (len(runs) != 1)} "
+               f"({strategy}, depth {depth}{f', budget {budget}' if budget else ''})", err=True)
+    if dedup != "none":
+        saved = result.judgments_saved
+        share = saved / len(c) if len(c) else 0.0
+        click.echo(f"de-duplication ({dedup}): {len(c) - saved} to judge; judgments saved: {saved} ({share:.1%})",
+                   err=True)
+
+
+@pool.command()
+@click.argument("pool_file", metavar="POOL", type=click.Path(dir_okay=False))
+@click.option("--qrels", "qrels_path", default=None, type=click.Path(dir_okay=False),
+              help="Judgments so far: adds judged, unjudged and relevant counts.")
+@click.option("--by", type=click.Choice(["all", "topic", "run", "topic-run", "overlap"]), default="all",
+              show_default=True, help="Which table to print (all: per topic, per run and overlap).")
+@click.option("-l", "--rel-level", default=1, show_default=True, type=int, help="Lowest grade counted as relevant.")
+@format_option("table", "csv", "json")
+def stats(pool_file, qrels_path, by, rel_level, fmt) -> None:
+    """Describe POOL per topic and per run: size, documents only one run contributed, overlap, judged.
+
+    \b
+    Example:
+      trecbench pool stats pool.tsv
+      trecbench pool stats pool.tsv --qrels qrels.txt --by run --format csv
+    """
+    from trecbench.pooling.pool import read_pool
+    from trecbench.pooling.stats import pool_stats
+
+    qrels = None
+    if qrels_path:
+        from trecbench.qrels import read_qrels
+
+        qrels = read_qrels(qrels_path)
+    tables = pool_stats(read_pool(pool_file), qrels, rel_level=rel_level)
+    chosen = {"topic": ["topics"], "run": ["runs"], "topic-run": ["topic_runs"], "overlap": ["overlap"],
+              "all": ["topics", "runs", "overlap"]}[by]
+    if fmt == "json" and len(chosen) > 1:
+        import json
+
+        click.echo(json.dumps({name: tables[name].reset_index().to_dict(orient="records") for name in chosen},
+                              indent=2, default=int))
+        return
+    if fmt == "csv" and len(chosen) > 1:
+        raise click.UsageError("--format csv prints one table: choose it with --by topic|run|topic-run|overlap")
+    for i, name in enumerate(chosen):
+        if fmt == "table" and len(chosen) > 1:
+            click.echo(("\n" if i else "") + {"topics": "per topic", "runs": "per run",
+                                               "overlap": "overlap (candidates both runs retrieved)"}[name])
+        print_table(tables[name], fmt)
+
+
+@pool.command()
+@click.argument("pool_file", metavar="POOL", type=click.Path(dir_okay=False))
+@click.option("-m", "--model", required=True, help="litellm model name (gpt-4o-mini, anthropic/claude-sonnet-4-5, ...).")
+@click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Passages judged per model call.")
+@click.option("-c", "--corpus", "corpus_path", required=True, help="Documents' text (JSONL, TSV, irds:).")
+@click.option("-t", "--topics", "topics_path", required=True, help="Topics' text (TSV, JSONL, irds:).")
+@click.option("--input-price", type=click.FloatRange(min=0), default=None,
+              help="Dollars per million input tokens (instead of litellm's cost map).")
+@click.option("--output-price", type=click.FloatRange(min=0), default=None,
+              help="Dollars per million output tokens (instead of litellm's cost map).")
+@format_option("table", "csv", "json")
+def estimate(pool_file, model, batch, corpus_path, topics_path, input_price, output_price, fmt) -> None:
+    """Estimate what judging POOL with a model costs: judgments, calls, tokens and dollars per topic.
+
+    Offline: tokens by litellm's token counter, prices from litellm's bundled cost map, or
+    --input-price/--output-price in dollars per million tokens.
+
+    \b
+    Example:
+      trecbench pool estimate pool.tsv --model gpt-4o-mini --batch 10 --corpus corpus.jsonl --topics topics.tsv
+      trecbench pool estimate pool.tsv -m my-local-model --input-price 0.2 --output-price 0.6 -c corpus.jsonl -t topics.tsv
+    """
+    from trecbench.pooling.estimate import UnknownModelError, estimate_cost
+    from trecbench.pooling.pool import read_pool
+
+    try:
+        result = estimate_cost(read_pool(pool_file), corpus_path, topics_path, model, batch=batch,
+                               input_price=input_price, output_price=output_price)
+    except UnknownModelError as e:
+        raise click.BadParameter(str(e), param_hint="'--model'") from None
+    _problems(result.problems)
+    table = result.table.copy()
+    if fmt == "table":
+        table["cost_usd"] = table["cost_usd"].map(lambda v: f"{v:.4f}")
+    print_table(table, fmt)
+    total = result.table.loc["all"]
+    click.echo(f"{model}, batch {batch}: {int(total['judgments'])} judgments in {int(total['calls'])} calls, "
+               f"{int(total['input_tokens'])} input + {int(total['output_tokens'])} output tokens, "
+               f"${total['cost_usd']:.2f} (prices: {result.prices.source})", err=True)
+
+
+@pool.command()
+@click.option("--qrels", "qrels_path", required=True, type=click.Path(dir_okay=False), help="The judgments (TREC qrels).")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+              help="Measure (ir-measures or trec_eval name). Repeatable. Default: nDCG@10 R@100.")
+@click.option("-k", "--depth", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Pool depth at which a run's own documents are counted.")
+@click.option("-l", "--rel-level", default=1, show_default=True, type=int, help="Lowest grade counted as relevant.")
+@format_option("table", "csv", "json")
+def loo(qrels_path, runs, measures, depth, rel_level, fmt) -> None:
+    """Leave-one-run-out: is the collection safe to reuse for systems that were not pooled?
+
+    Each RUN is scored again without the judgments of the documents only it contributed; the table
+    shows its score, the drop and its rank before and after. The verdict: safe when, for every
+    measure, Kendall tau of the system ranking >= 0.9 and the largest relative drop < 5%.
+
+    \b
+    Example:
+      trecbench pool loo --qrels qrels.txt bm25.txt dense.txt splade.txt -m nDCG@10 -m R@100
+    """
+    from trecbench.evaluation.names import MeasureError
+    from trecbench.pooling.loo import DEFAULT_MEASURES, leave_one_out
+
+    if len(runs) < 2:
+        raise click.UsageError("leave-one-run-out needs at least two RUN files")
+    try:
+        result = leave_one_out(qrels_path, list(runs), measures or DEFAULT_MEASURES, depth=depth, rel_level=rel_level)
+    except MeasureError as e:
+        raise click.BadParameter(str(e), param_hint="'-m'") from None
+    _problems(result.problems)
+    table = result.runs.set_index(["run", "measure"])
+    if fmt == "table":
+        table = table.copy()
+        for col in ("full", "left_out", "drop"):
+            table[col] = table[col].map(lambda v: f"{v:.4f}")
+        table["relative_drop"] = table["relative_drop"].map(lambda v: f"{v:.1%}")
+    print_table(table, fmt)
+    click.echo(result.verdict(), err=fmt != "table")
+
+
+@pool.command()
+@click.option("--qrels", "qrels_path", required=True, type=click.Path(dir_okay=False),
+              help="Existing judgments to replay (TREC qrels).")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-s", "--strategy", "strategies", multiple=True, type=click.Choice(STRATEGY_NAMES),
+              help="Strategy to replay. Repeatable. Default: depth mtf maxmean.")
+@click.option("-k", "--depth", type=click.IntRange(min=1), default=100, show_default=True, help="Pool depth.")
+@click.option("--at", "shares", multiple=True, type=click.FloatRange(0, 1, min_open=True),
+              help="Share of each topic's pool judged at which to count (repeatable). Default: 0.1 0.25 0.5 1.")
+@click.option("-l", "--rel-level", default=1, show_default=True, type=int, help="Lowest grade counted as relevant.")
+@format_option("table", "csv", "json")
+def simulate(qrels_path, runs, strategies, depth, shares, rel_level, fmt) -> None:
+    """Replay existing qrels through strategies: relevant documents found per judgment spent.
+
+    Each cell reads `relevant found / judgments (relevant per judgment)`, summed over the judged
+    topics after the same share of each topic's pool. Documents the qrels do not list count as not relevant.
+
+    \b
+    Example:
+      trecbench pool simulate --qrels qrels.txt bm25.txt dense.txt --strategy mtf --strategy maxmean --strategy depth
+    """
+    from trecbench.pooling.simulate import DEFAULT_AT, simulate as run_simulation, wide
+
+    table, problems = run_simulation(qrels_path, list(runs), strategies or ("depth", "mtf", "maxmean"), depth=depth,
+                                     at=sorted(shares) or DEFAULT_AT, rel_level=rel_level)
+    _problems(problems)
+    print_table(wide(table) if fmt == "table" else table.set_index("strategy"), fmt)
+
+
+@pool.command("export-qrels")
+@click.argument("pool_file", metavar="POOL", type=click.Path(dir_okay=False))
+@click.option("--qrels", "qrels_path", required=True, type=click.Path(dir_okay=False),
+              help="Judgments of the pool's representatives (TREC qrels).")
+@click.option("-o", "--output", default="-", show_default=True, help="Qrels file to write.")
+def export_qrels(pool_file, qrels_path, output) -> None:
+    """Write qrels with each duplicate given its group representative's judgment.
+
+    A propagated judgment is marked by `propagated` in the iteration column (which trec_eval ignores).
+
+    \b
+    Example:
+      trecbench pool export-qrels pool.tsv --qrels judged.txt -o qrels.txt
+    """
+    from trecbench.pooling.pool import read_pool
+    from trecbench.qrels import read_qrels, write_qrels
+
+    full = read_pool(pool_file).propagate(read_qrels(qrels_path))
+    stream = _output(output)
+    try:
+        write_qrels(full, stream)
+    finally:
+        if stream is not sys.stdout:
+            stream.close()
+    click.echo(f"{len(full)} judgments written, {int(full['propagated'].sum())} propagated to duplicates", err=True)

@@ -1,0 +1,46 @@
+"""`trecbench serve`: the assessor web app for judging in the browser."""
+from __future__ import annotations
+
+import click
+
+from trecbench.cli.workspace import workspace_option
+
+
+@click.command("serve")
+@workspace_option
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; any address other than loopback requires assessor tokens.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="Port to listen on.")
+@click.option("--double", is_flag=True,
+              help="Offer each document to two different assessors, so that agreement can be computed.")
+@click.option("--require-token", is_flag=True,
+              help="Require tokens even on loopback (e.g. behind a reverse proxy that others reach).")
+def serve(workspace: str, host: str, port: int, double: bool, require_token: bool) -> None:
+    """Judge the newest pool in the browser: topic list with progress, a judging page per document.
+
+    Keys 0-3 grade a document and move on, n/p go to the next/previous one; every grade is saved at
+    once as a judgment of the assessor. A document is offered to one assessor at a time (two with
+    --double). On 127.0.0.1 no login is needed; bound to any other address every request needs an
+    assessor's token (`trecbench assessors add NAME`), entered on the login page or given once as
+    `?token=...` in the URL. Serve beyond this machine behind an HTTPS proxy: plain HTTP shows tokens
+    and cookies to the network.
+
+    \b
+    Example:
+      trecbench serve -w mybench
+      trecbench assessors add alice -w mybench
+      trecbench serve -w mybench --host 0.0.0.0 --port 8080 --double
+    """
+    from trecbench.store import Workspace
+    from trecbench.web.app import serve as run
+    from trecbench.web.auth import is_loopback
+
+    ws = Workspace(workspace)  # a bad workspace is reported before anything listens
+    tokens = require_token or not is_loopback(host)
+    if tokens and not ws.assessors():
+        click.echo(f"no assessors yet: nobody can log in; add one with `trecbench assessors add NAME -w {workspace}`",
+                   err=True)
+    click.echo(f"judging {ws.settings.name} at http://{host}:{port}/ "
+               f"({'assessor tokens required' if tokens else 'no login needed on this machine'}"
+               f"{', double judging' if double else ''}); Ctrl-C stops", err=True)
+    run(ws, host=host, port=port, double=double, require_token=tokens)

@@ -1,0 +1,75 @@
+"""`trecbench init` and `trecbench assessors`: create a bench workspace and its assessors."""
+from __future__ import annotations
+
+import click
+
+
+def workspace_option(f):
+    return click.option("-w", "--workspace", "workspace", required=True, type=click.Path(file_okay=False),
+                        help="The bench workspace folder (made by `trecbench init`).")(f)
+
+
+@click.command("init")
+@click.argument("bench", type=click.Path(file_okay=False))
+@click.option("--corpus", help="Corpus: JSONL, TSV or irds:<dataset-id>.")
+@click.option("--topics", help="Topics: TSV, TREC RAG JSONL or irds:<dataset-id>.")
+@click.option("--name", help="Benchmark name (default: the folder's name).")
+def init(bench: str, corpus: str | None, topics: str | None, name: str | None) -> None:
+    """Create a bench workspace: BENCH/trecbench.toml and BENCH/bench.sqlite.
+
+    The topics are copied into the store; the corpus is referenced (relative to BENCH when it
+    lives beside it) and checked to be readable.
+
+    \b
+    Example:
+      trecbench init mybench --corpus corpus.jsonl --topics topics.tsv
+    """
+    from trecbench.store import Workspace
+
+    ws = Workspace.init(bench, corpus=corpus, topics=topics, name=name)
+    click.echo(f"created {ws.path}: {len(ws.topics())} topics, corpus {ws.settings.corpus or '(none)'}")
+
+
+@click.group("assessors")
+def assessors() -> None:
+    """Assessors who judge in the web app; each logs in with a token.
+
+    \b
+    Example:
+      trecbench assessors add alice -w mybench
+      trecbench assessors list -w mybench
+    """
+
+
+@assessors.command("add")
+@click.argument("name")
+@workspace_option
+def add(name: str, workspace: str) -> None:
+    """Register assessor NAME and print their login token (shown once; only its hash is kept).
+
+    \b
+    Example:
+      trecbench assessors add alice -w mybench
+    """
+    from trecbench.store import Workspace
+
+    try:
+        token = Workspace(workspace).add_assessor(name)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="NAME") from None
+    click.echo(token)
+
+
+@assessors.command("list")
+@workspace_option
+def list_(workspace: str) -> None:
+    """List the assessors of a workspace.
+
+    \b
+    Example:
+      trecbench assessors list -w mybench
+    """
+    from trecbench.store import Workspace
+
+    for name in Workspace(workspace).assessors():
+        click.echo(name)

@@ -1,0 +1,184 @@
+"""Nugget assignment: does an answer state each nugget of its topic? One small assigner per method.
+
+Labels are AutoNuggetizer's: `support`, `partial_support`, `not_support`. A label of None means the
+assigner failed for that nugget (an LLM batch that never parsed): the topic is then incomplete, and
+it is reported and left out of the scores, never counted as "not supported".
+
+Assigners, chosen by name (`get_assigner("citation")`):
+
+- `citation` (offline): citations against the nuggets' supporting documents, plus lexical overlap.
+- `string` (offline): normalised Levenshtein similarity against windows of answer sentences.
+- `llm`: a model judges each answer against its topic's nuggets, 10 nuggets a call.
+
+Assignments made elsewhere (AutoNuggetizer's `assign` output, NIST's files) are read by
+`read_assignments` and scored the same way.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, NamedTuple, Protocol, TextIO, Union
+
+from trecbench.errors import InputError, Problem
+
+SUPPORT, PARTIAL, NOT = "support", "partial_support", "not_support"
+LABELS = (SUPPORT, PARTIAL, NOT)
+_ALIASES = {
+    "support": SUPPORT, "supported": SUPPORT, "full_support": SUPPORT, "fully_supported": SUPPORT,
+    "partial_support": PARTIAL, "partially_supported": PARTIAL, "partial": PARTIAL, "partially_support": PARTIAL,
+    "not_support": NOT, "not_supported": NOT, "no_support": NOT, "unsupported": NOT, "none": NOT,
+}
+_FAILED = ("failed", "failure", "error")
+PathLike = Union[str, Path]
+
+
+class NuggetAssignment(NamedTuple):
+    """One nugget's label for one answer; `label` None means the assigner failed for it."""
+
+    nugget_id: str
+    text: str
+    importance: str
+    label: str | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class TopicAssignment:
+    """The labels of every nugget of one topic for one run's answer (or for its missing answer)."""
+
+    run_id: str
+    qid: str
+    assignments: tuple[NuggetAssignment, ...]
+    error: str = ""  # why some labels are missing (None)
+
+    @property
+    def complete(self) -> bool:
+        return all(a.label is not None for a in self.assignments)
+
+
+class Assigner(Protocol):
+    """Labels nuggets against answers: one TopicAssignment per (run, topic) of `pairs`."""
+
+    name: str
+
+    def assign(self, pairs: list[tuple[Any, Any]]) -> list[TopicAssignment]:  # (Answer, TopicNuggets) pairs
+        ...
+
+
+# name -> (module under trecbench.evaluation.assign, class); imported only when asked for
+ASSIGNERS = {
+    "citation": ("citation", "CitationAssigner"),
+    "string": ("string", "StringAssigner"),
+    "llm": ("llm", "LLMAssigner"),
+}
+
+
+def get_assigner(name: str, **options: Any) -> Assigner:
+    """The assigner registered under `name`, built with its options."""
+    if name not in ASSIGNERS:
+        raise ValueError(f"unknown assigner {name!r}; choose from {', '.join(ASSIGNERS)}")
+    module, cls = ASSIGNERS[name]
+    return getattr(importlib.import_module(f"trecbench.evaluation.assign.{module}"), cls)(**options)
+
+
+def normalise_label(value: Any) -> tuple[str | None, bool]:
+    """(label, ok): a known label in any common spelling; (None, True) for a recorded failure."""
+    if not isinstance(value, str):
+        return None, False
+    key = value.strip().lower().replace("-", "_").replace(" ", "_")
+    if key in _ALIASES:
+        return _ALIASES[key], True
+    if key in _FAILED:
+        return None, True
+    return None, False
+
+
+def read_assignments(path: PathLike, *, run_id: str | None = None) -> list[TopicAssignment]:
+    """Assignments from a JSONL file, one line per (run, topic).
+
+    Accepts AutoNuggetizer's assign output `{query, qid, answer_text, response_length, run_id,
+    nuggets: [{text, importance, assignment}]}` and NIST's `{qid, run_id, nuggets: [...]}`, and
+    what `write_assignments` writes (which adds nugget `id` and `reason`). A line without `run_id`
+    takes `run_id` (default: the file's name without extension). An assignment of "failed" marks
+    the topic incomplete. Raises InputError listing every problem.
+    """
+    from trecbench.nuggets.io import iter_json_objects
+
+    where = str(path)
+    default_run = run_id or Path(path).name.split(".")[0]
+    out: list[TopicAssignment] = []
+    problems: list[Problem] = []
+    first: dict[tuple[str, str], int] = {}
+    for number, record, error in iter_json_objects(path):
+        if record is None:
+            problems.append(Problem(where, number, error))
+            continue
+        qid = record.get("qid", record.get("topic_id"))
+        if isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
+            problems.append(Problem(where, number, "missing or empty 'qid'"))
+            continue
+        qid = str(qid).strip()
+        run = record.get("run_id", default_run)
+        run = str(run).strip() if isinstance(run, (str, int)) and str(run).strip() else default_run
+        items = record.get("nuggets")
+        if not isinstance(items, list):
+            problems.append(Problem(where, number, f"topic {qid!r}: 'nuggets' must be a list"))
+            continue
+        labels: list[NuggetAssignment] = []
+        bad = False
+        for n, item in enumerate(items, start=1):
+            what = f"topic {qid!r}, nugget {n}"
+            if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+                problems.append(Problem(where, number, f"{what}: expected an object with 'text'"))
+                bad = True
+                continue
+            importance = str(item.get("importance", "")).strip().lower()
+            if importance not in ("vital", "okay"):
+                problems.append(Problem(where, number, f"{what}: importance {item.get('importance')!r} is not "
+                                                       "vital or okay"))
+                bad = True
+                continue
+            label, ok = normalise_label(item.get("assignment"))
+            if not ok:
+                problems.append(Problem(where, number, f"{what}: assignment {item.get('assignment')!r} is not one "
+                                                       f"of {', '.join(LABELS)}"))
+                bad = True
+                continue
+            nid = str(item.get("id", f"{qid}-{n}"))
+            labels.append(NuggetAssignment(nid, item["text"], importance, label, str(item.get("reason", ""))))
+        if bad:
+            continue
+        key = (run, qid)
+        if key in first:
+            problems.append(Problem(where, number, f"second assignment of run {run!r} for topic {qid!r} (first on "
+                                                   f"line {first[key]})"))
+            continue
+        first[key] = number
+        error = "" if all(a.label is not None for a in labels) else str(record.get("error") or "assignment failed")
+        out.append(TopicAssignment(run, qid, tuple(labels), error))
+    if not out and not problems:
+        problems.append(Problem(where, 0, "no assignments found"))
+    if problems:
+        raise InputError.of(problems)
+    return out
+
+
+def write_assignments(assignments: Iterable[TopicAssignment], out: PathLike | TextIO) -> None:
+    """Write assignments as JSONL in the shape AutoNuggetizer and NIST use (plus nugget `id` and `reason`).
+
+    A failed label is written as "failed" and the line carries `error`; `read_assignments` reads it back.
+    """
+    lines = []
+    for t in assignments:
+        record: dict[str, Any] = {"qid": t.qid, "run_id": t.run_id, "nuggets": [
+            {"id": a.nugget_id, "text": a.text, "importance": a.importance, "assignment": a.label or "failed",
+             **({"reason": a.reason} if a.reason else {})} for a in t.assignments]}
+        if t.error:
+            record["error"] = t.error
+        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+    if isinstance(out, (str, Path)):
+        Path(out).write_text("".join(lines), encoding="utf-8")
+    else:
+        out.write("".join(lines))

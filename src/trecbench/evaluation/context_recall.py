@@ -1,0 +1,456 @@
+"""Context recall: how much of what a topic's reference needs is in the retrieved contexts (cut at k).
+
+Three modes, one context set per (system, topic):
+
+- `id` (`IDContextRecall@k`): |retrieved ids ∩ reference ids| / |reference ids|, both as sets
+  (Ragas' IDBasedContextRecall). Reference ids come from the references file or from qrels.
+- `string` (`StringContextRecall@k`): for each reference context, its best normalised Levenshtein
+  similarity to any retrieved context; a hit when strictly above `threshold` (default 0.5); score =
+  hits / reference contexts (Ragas' NonLLMContextRecall). Whole strings are compared, so a short
+  reference inside a long chunk is missed (20 characters in 200 score 0.1); `window="sentence"`
+  compares against windows of 1-3 sentences of each retrieved context and finds it. Levenshtein is
+  blind to meaning: a sentence and its negation score about 0.94, a hit. That is a known risk.
+- `llm` (`LLMContextRecall@k`): a model splits the reference answer into claims and says, for each,
+  whether the contexts support it (with the ids of the supporting contexts and a reason);
+  score = attributed claims / claims x `scale`.
+
+A topic without a reference of the needed kind scores NaN with a reason (left out of the mean), or 0
+with `missing="zero"` (Mastra's convention). A topic with a reference and no retrieved context scores 0.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, NamedTuple, Union
+
+import pandas as pd
+
+from trecbench.errors import InputError, Problem
+from trecbench.evaluation.topic_scores import scores_frame
+
+PathLike = Union[str, Path]
+MODES = ("id", "string", "llm")
+_NAMES = {"id": "IDContextRecall", "string": "StringContextRecall", "llm": "LLMContextRecall"}
+
+
+class Context(NamedTuple):
+    """One retrieved context: its id (docid) and text, either of which may be unknown."""
+
+    id: str | None
+    text: str | None
+
+
+@dataclass(frozen=True)
+class ContextSet:
+    """One system's retrieved contexts per topic, in rank order."""
+
+    run: str
+    contexts: dict[str, tuple[Context, ...]]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a topic's contexts should contain: ids, reference passages, and/or a reference answer."""
+
+    qid: str
+    ids: tuple[str, ...] = ()
+    contexts: tuple[str, ...] = ()
+    answer: str | None = None
+    question: str | None = None  # the topic's question, shown to the model in llm mode
+
+
+def measure_name(mode: str, k: int | None) -> str:
+    return _NAMES[mode] + (f"@{k}" if k else "")
+
+
+# --- reading ---------------------------------------------------------------------------------------
+
+
+def _id(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+        return None
+    return str(value).strip()
+
+
+def read_references(path: PathLike) -> dict[str, Reference]:
+    """References from JSONL `{qid, reference_ids?: [...], reference_contexts?: [...], reference?: "..."}`."""
+    from trecbench.nuggets.io import iter_json_objects
+
+    where = str(path)
+    out: dict[str, Reference] = {}
+    problems: list[Problem] = []
+    first: dict[str, int] = {}
+    for number, record, error in iter_json_objects(path):
+        if record is None:
+            problems.append(Problem(where, number, error))
+            continue
+        qid = _id(record.get("qid", record.get("query_id")))
+        if qid is None:
+            problems.append(Problem(where, number, "missing or empty 'qid'"))
+            continue
+        if qid in first:
+            problems.append(Problem(where, number, f"topic {qid!r} appears twice (first on line {first[qid]})"))
+            continue
+        first[qid] = number
+        ids, texts, answer = (record.get("reference_ids", []), record.get("reference_contexts", []),
+                              record.get("reference"))
+        question = record.get("question", record.get("query"))
+        if not isinstance(ids, list) or not all(_id(x) for x in ids):
+            problems.append(Problem(where, number, "'reference_ids' must be a list of ids"))
+            continue
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            problems.append(Problem(where, number, "'reference_contexts' must be a list of strings"))
+            continue
+        if answer is not None and not isinstance(answer, str):
+            problems.append(Problem(where, number, "'reference' must be a string (the reference answer)"))
+            continue
+        out[qid] = Reference(qid, tuple(dict.fromkeys(str(_id(x)) for x in ids)),
+                             tuple(t for t in texts if t.strip()), answer if answer and answer.strip() else None,
+                             question if isinstance(question, str) and question.strip() else None)
+    if not out and not problems:
+        problems.append(Problem(where, 0, "no references found"))
+    if problems:
+        raise InputError.of(problems)
+    return out
+
+
+def references_from_qrels(qrels: PathLike | pd.DataFrame, rel_level: int = 1) -> dict[str, Reference]:
+    """Reference ids from qrels: the documents judged at `rel_level` or above."""
+    from trecbench.qrels import read_qrels
+
+    frame = qrels if isinstance(qrels, pd.DataFrame) else read_qrels(qrels)
+    rel = frame[frame["relevance"] >= rel_level]
+    out = {str(q): Reference(str(q), tuple(dict.fromkeys(g["doc_id"].astype(str))))
+           for q, g in rel.groupby("query_id", sort=False)}
+    for q in frame["query_id"].astype(str).unique():
+        out.setdefault(q, Reference(q))
+    return out
+
+
+def read_context_set(path: PathLike) -> ContextSet:
+    """Retrieved contexts from a TREC run (ids, ranked as trec_eval ranks) or JSONL.
+
+    JSONL lines are `{qid, contexts: ["text", ...] | [{id, text}, ...]}` or `{qid, docids: [...]}`,
+    optionally with `stage` (the last stage in file order is used) and `run_id`.
+    """
+    from trecbench._lines import looks_like_jsonl
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(str(path), 0, "no such file")
+    if not looks_like_jsonl(p):
+        from trecbench.evaluation.evidence import ranked_docids
+        from trecbench.runs import read_run
+
+        run = read_run(p)
+        ranked = ranked_docids(run)
+        name = run.attrs.get("runid") or p.name.split(".")[0]
+        return ContextSet(str(name), {q: tuple(Context(d, None) for d in docs) for q, docs in ranked.items()})
+    return _jsonl_contexts(p)
+
+
+def _jsonl_contexts(path: Path) -> ContextSet:
+    from trecbench.nuggets.io import iter_json_objects
+
+    where = str(path)
+    problems: list[Problem] = []
+    staged: dict[str, dict[str, tuple[Context, ...]]] = {}
+    stages: list[str] = []
+    run_ids: list[str] = []
+    for number, record, error in iter_json_objects(path):
+        if record is None:
+            problems.append(Problem(where, number, error))
+            continue
+        qid = _id(record.get("qid", record.get("query_id")))
+        if qid is None:
+            problems.append(Problem(where, number, "missing or empty 'qid'"))
+            continue
+        stage = str(record.get("stage", "final"))
+        items = record.get("contexts", record.get("retrieved_contexts"))
+        contexts: list[Context] = []
+        if items is not None:
+            if not isinstance(items, list):
+                problems.append(Problem(where, number, "'contexts' must be a list"))
+                continue
+            for n, item in enumerate(items):
+                if isinstance(item, str):
+                    contexts.append(Context(None, item))
+                elif isinstance(item, dict) and isinstance(item.get("text", ""), str):
+                    contexts.append(Context(_id(item.get("id", item.get("docid"))), item.get("text")))
+                else:
+                    problems.append(Problem(where, number, f"context {n}: expected a string or {{id, text}}"))
+        else:
+            docs = record.get("docids")
+            if not isinstance(docs, list) or not all(_id(d) for d in docs):
+                problems.append(Problem(where, number, "expected 'contexts' (texts) or 'docids' (ids)"))
+                continue
+            contexts = [Context(str(_id(d)), None) for d in docs]
+        if stage not in stages:
+            stages.append(stage)
+        rid = _id(record.get("run_id"))
+        if rid and rid not in run_ids:
+            run_ids.append(rid)
+        staged.setdefault(qid, {})[stage] = tuple(contexts)
+    if not staged and not problems:
+        problems.append(Problem(where, 0, "no contexts found"))
+    if problems:
+        raise InputError.of(problems)
+    final = stages[-1]
+    name = run_ids[0] if len(run_ids) == 1 else path.name.split(".")[0]
+    return ContextSet(name, {q: by_stage.get(final, ()) for q, by_stage in staged.items()})
+
+
+# --- scoring ---------------------------------------------------------------------------------------
+
+
+def id_recall(retrieved: Iterable[str | None], reference: Iterable[str]) -> float:
+    """|set(retrieved) ∩ set(reference)| / |set(reference)|; NaN when there is no reference id."""
+    ref = set(reference)
+    if not ref:
+        return math.nan
+    return len({r for r in retrieved if r is not None} & ref) / len(ref)
+
+
+def string_recall(retrieved: list[str], reference: list[str], *, threshold: float = 0.5,
+                  window: str | None = None) -> tuple[float, list[float]]:
+    """(share of reference contexts whose best similarity is above `threshold`, the best similarities)."""
+    from trecbench.evaluation.textmatch import best_match, sentence_windows
+
+    if not reference:
+        return math.nan, []
+    candidates = retrieved
+    if window == "sentence":
+        candidates = [w for text in retrieved for w in [text] + sentence_windows(text, 3)]
+    best = [best_match(ref, candidates)[0] for ref in reference]
+    return sum(b > threshold for b in best) / len(reference), best
+
+
+@dataclass
+class ContextRecallScores:
+    """Context recall per topic (`frame`, with `all` rows) and why a topic has no score."""
+
+    frame: pd.DataFrame
+    mode: str
+    reasons: dict[tuple[str, str], str] = field(default_factory=dict)  # (run, qid) -> why NaN / 0 / incomplete
+    details: dict[tuple[str, str], Any] = field(default_factory=dict)  # (run, qid) -> similarities or claims
+    incomplete: list[tuple[str, str, str]] = field(default_factory=list)  # llm: (run, qid, error)
+
+    def notes(self) -> dict[str, dict[str, Any]]:
+        runs = dict.fromkeys(self.frame.index.get_level_values("run"))
+        return {run: {"mode": self.mode,
+                      "reasons": {q: why for (r, q), why in self.reasons.items() if r == run},
+                      "details": {q: d for (r, q), d in self.details.items() if r == run},
+                      "incomplete_topics": [q for r, q, _ in self.incomplete if r == run]} for run in runs}
+
+
+def evaluate_context_recall(
+    contexts: PathLike | ContextSet | Iterable[PathLike | ContextSet],
+    references: PathLike | dict[str, Reference],
+    *,
+    mode: str = "id",
+    k: int | None = None,
+    threshold: float = 0.5,
+    window: str | None = None,
+    missing: str = "nan",
+    corpus: Any = None,
+    judge: Any = None,
+    scale: float = 1.0,
+) -> ContextRecallScores:
+    """Context recall of one or more systems' contexts against references (see the module docstring).
+
+    contexts: contexts file(s) or ContextSet(s), one per system.
+    references: a references file or {qid: Reference} (`references_from_qrels` for ids from qrels).
+    k: use the top k contexts of each topic (None: all).
+    corpus: a Corpus (or path) to look up texts of contexts and references given only by id.
+    judge: for `llm` mode, an `LLMRecallJudge` (any object with `recall_many(jobs)` returning one
+        ClaimsVerdict per (question, reference answer, [(context id, text)]) job).
+
+    Example:
+        >>> evaluate_context_recall("contexts.jsonl", "references.jsonl", mode="string", k=5).frame
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if missing not in ("nan", "zero"):
+        raise ValueError(f"missing must be 'nan' or 'zero', not {missing!r}")
+    if k is not None and k <= 0:
+        raise ValueError(f"k must be positive, not {k}")
+    refs = read_references(references) if isinstance(references, (str, Path)) else dict(references)
+    if isinstance(contexts, (str, Path, ContextSet)):
+        contexts = [contexts]
+    systems = [c if isinstance(c, ContextSet) else read_context_set(c) for c in contexts]
+    if isinstance(corpus, (str, Path)):
+        from trecbench.corpus import open_corpus
+
+        corpus = open_corpus(corpus)
+    name = measure_name(mode, k)
+    result = ContextRecallScores(pd.DataFrame(), mode)
+    rows = []
+    jobs = []  # llm mode: (run, qid, question, reference answer, contexts), judged together below
+    for system in systems:
+        topics = list(dict.fromkeys(list(system.contexts) + list(refs)))
+        for qid in topics:
+            retrieved = list(system.contexts.get(qid, ()))[:k] if k else list(system.contexts.get(qid, ()))
+            ref = refs.get(qid)
+            why = _no_reference(mode, ref, corpus)
+            if why:
+                result.reasons[(system.run, qid)] = why
+                rows.append((system.run, qid, {name: 0.0 if missing == "zero" else math.nan}))
+                continue
+            assert ref is not None
+            if mode == "id":
+                rows.append((system.run, qid, {name: id_recall((c.id for c in retrieved), ref.ids)}))
+            elif mode == "string":
+                texts = [_text(c, corpus, system.run, qid) for c in retrieved]
+                ref_texts = list(ref.contexts) or [_text(Context(d, None), corpus, "references", qid) for d in ref.ids]
+                score, best = string_recall(texts, ref_texts, threshold=threshold, window=window)
+                result.details[(system.run, qid)] = [round(b, 4) for b in best]
+                rows.append((system.run, qid, {name: score}))
+            else:
+                texts = [(c.id or str(i), _text(c, corpus, system.run, qid)) for i, c in enumerate(retrieved)]
+                jobs.append((system.run, qid, ref.question, ref.answer, texts))
+                rows.append((system.run, qid, {name: math.nan}))  # filled in below
+    if jobs:
+        if judge is None:
+            raise ValueError("llm mode needs a judge (a model)")
+        verdicts = judge.recall_many([(question, answer, texts) for _, _, question, answer, texts in jobs])
+        scores = {}
+        for (run, qid, _, _, _), verdict in zip(jobs, verdicts):
+            if not verdict.ok:
+                result.incomplete.append((run, qid, verdict.error))
+                result.reasons[(run, qid)] = f"incomplete: {verdict.error}"
+                continue
+            result.details[(run, qid)] = [c._asdict() for c in verdict.claims]
+            if not verdict.claims:
+                result.reasons[(run, qid)] = "the reference answer has no claims"
+                continue
+            scores[(run, qid)] = sum(c.attributed for c in verdict.claims) / len(verdict.claims) * scale
+        rows = [(r, q, {name: scores.get((r, q), v[name])}) for r, q, v in rows]
+    result.frame = scores_frame(rows, [name])
+    return result
+
+
+def _no_reference(mode: str, ref: Reference | None, corpus: Any) -> str:
+    if ref is None:
+        return "no reference for this topic"
+    if mode == "id" and not ref.ids:
+        return "no reference ids for this topic"
+    if mode == "string" and not ref.contexts and not (ref.ids and corpus is not None):
+        return "no reference contexts for this topic"
+    if mode == "llm" and not ref.answer:
+        return "no reference answer for this topic"
+    return ""
+
+
+def _text(context: Context, corpus: Any, run: str, qid: str) -> str:
+    if context.text is not None:
+        return context.text
+    if corpus is not None and context.id is not None:
+        text = corpus.text(context.id)
+        if text is not None:
+            return text
+        raise InputError(str(getattr(corpus, "source", "corpus")), 0,
+                         f"document {context.id!r} ({run}, topic {qid}) is not in the corpus")
+    raise InputError(run, 0, f"topic {qid}: context {context.id!r} has no text; give --corpus to look texts up")
+
+
+# --- llm mode --------------------------------------------------------------------------------------
+
+
+class Claim(NamedTuple):
+    """One claim of a reference answer, whether the contexts support it, which ones, and why."""
+
+    claim: str
+    attributed: bool
+    context_ids: tuple[str, ...]
+    reason: str
+
+
+class ClaimsVerdict(NamedTuple):
+    """A model's reading of one reference answer against one context set; `ok` False: it failed."""
+
+    ok: bool
+    claims: tuple[Claim, ...] = ()
+    error: str = ""
+
+
+RECALL_PURPOSE = "context-recall"
+
+RECALL_SYSTEM = """You check whether retrieved passages contain the information of a reference answer. \
+First split the reference answer into its claims: short, self-contained statements of one fact each, \
+covering everything it says. Then, for each claim, decide whether the numbered passages support it: \
+"attributed" is true only when the passages state the claim (or something that plainly entails it); \
+list the numbers of the passages that do, and give a one-sentence reason. Use only the passages, not \
+outside knowledge."""
+
+RECALL_USER = """Question: {question}
+
+Reference answer:
+{reference}
+
+Passages:
+{passages}
+
+Reply with only a JSON object of the form
+{{"claims": [{{"claim": "...", "attributed": true, "passages": [1, 3], "reason": "..."}}, ...]}}
+where "passages" lists passage numbers from 1 to {n} (empty when "attributed" is false)."""
+
+
+def _claims_parser(ids: list[str]):
+    from trecbench.llm import ParseError, json_object
+
+    read = json_object("claims")
+
+    def parse(text: str) -> tuple[Claim, ...]:
+        items = read(text)["claims"]
+        if not isinstance(items, list):
+            raise ParseError('"claims" must be a list')
+        out = []
+        for i, item in enumerate(items, start=1):
+            if not isinstance(item, dict) or not isinstance(item.get("claim"), str) or not item["claim"].strip():
+                raise ParseError(f'claim {i} must be an object with a non-empty "claim" string')
+            attributed = item.get("attributed")
+            if not isinstance(attributed, bool):
+                raise ParseError(f'claim {i}: "attributed" must be true or false')
+            numbers = item.get("passages", [])
+            if not isinstance(numbers, list) or not all(isinstance(x, int) and not isinstance(x, bool) and
+                                                        1 <= x <= len(ids) for x in numbers):
+                raise ParseError(f'claim {i}: "passages" must list passage numbers from 1 to {len(ids)}')
+            if attributed and not numbers:
+                raise ParseError(f'claim {i} is attributed but lists no passage')
+            out.append(Claim(item["claim"].strip(), attributed, tuple(dict.fromkeys(ids[x - 1] for x in numbers)),
+                             str(item.get("reason", "")).strip()))
+        return tuple(out)
+
+    return parse
+
+
+class LLMRecallJudge:
+    """Claims of reference answers judged against contexts by a model (one call per system and topic)."""
+
+    def __init__(self, model: Any, *, cache: Any = None, api_base: str | None = None, api_key: str | None = None,
+                 concurrency: int = 8, max_retries: int = 4, backoff: float = 1.0):
+        from trecbench.evaluation.assign.llm import make_client
+
+        self.client = make_client(model, api_base=api_base, api_key=api_key, cache=cache, concurrency=concurrency,
+                                  max_retries=max_retries, backoff=backoff)
+
+    def messages(self, question: str | None, reference: str, contexts: list[tuple[str, str]]) -> list[dict]:
+        passages = "\n\n".join(f"[{i}] {text}" for i, (_, text) in enumerate(contexts, start=1)) or "(none)"
+        return [{"role": "system", "content": RECALL_SYSTEM},
+                {"role": "user", "content": RECALL_USER.format(question=question or "(not given)",
+                                                               reference=reference, passages=passages,
+                                                               n=len(contexts))}]
+
+    def recall_many(self, jobs: list[tuple[str, str, list[tuple[str, str]]]]) -> list[ClaimsVerdict]:
+        """One verdict per (question, reference answer, [(context id, text)]) job, in order."""
+        from trecbench.evaluation.assign.llm import run_all
+
+        calls = [self.client.ask(self.messages(question, ref, ctx), parse=_claims_parser([i for i, _ in ctx]),
+                                 purpose=RECALL_PURPOSE) for question, ref, ctx in jobs]
+        outcomes = run_all(calls) if calls else []
+        return [ClaimsVerdict(True, o.value) if o.ok else ClaimsVerdict(False, (), o.error or "failed")
+                for o in outcomes]
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,90 @@
+"""Spending limits (`--max-cost`) and dry runs (`--dry-run`): what calls would cost, before they are made."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from trecbench.llm.errors import BudgetExceeded
+
+__all__ = ["Budget", "BudgetExceeded", "Estimate", "Plan"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What one call would use: prompt tokens counted, completion tokens expected, and their price.
+
+    `cached` calls would be answered from the cache and cost nothing; `cost_known` is False when the
+    model has no price in litellm's cost map.
+    """
+
+    key: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    cost_known: bool = True
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Totals of a dry run: calls that would go to the model and those the cache would answer."""
+
+    calls: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    unpriced: int = 0
+
+    def add(self, e: Estimate) -> "Plan":
+        """This plan with one more estimated call."""
+        if e.cached:
+            return Plan(self.calls, self.cached + 1, self.prompt_tokens, self.completion_tokens, self.cost,
+                        self.unpriced)
+        return Plan(self.calls + 1, self.cached, self.prompt_tokens + e.prompt_tokens,
+                    self.completion_tokens + e.completion_tokens, self.cost + e.cost,
+                    self.unpriced + int(not e.cost_known))
+
+
+class Budget:
+    """A spending limit in USD shared by every call of a run (None: no limit, spending is still counted).
+
+    Before a call, `reserve(estimate)` refuses with BudgetExceeded when what was spent, plus what calls in
+    flight have reserved, plus this estimate, would pass the limit; afterwards `settle` swaps the estimate
+    for the real cost (or `release` returns it when the call failed without a bill). Reservations keep many
+    concurrent calls from all slipping under the limit at once.
+    """
+
+    def __init__(self, max_cost: float | None = None):
+        if max_cost is not None and max_cost < 0:
+            raise ValueError("max_cost must be >= 0")
+        self.max_cost = max_cost
+        self.spent = 0.0
+        self.reserved = 0.0
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    @property
+    def remaining(self) -> float | None:
+        """USD left under the limit (None without a limit)."""
+        return None if self.max_cost is None else max(0.0, self.max_cost - self.spent - self.reserved)
+
+    def reserve(self, estimate: float) -> float:
+        """Set `estimate` aside for a call about to start; returns it (pass it to settle or release)."""
+        with self._lock:
+            if self.max_cost is not None and self.spent + self.reserved + estimate > self.max_cost:
+                raise BudgetExceeded(self.spent, self.reserved + estimate, self.max_cost)
+            self.reserved += estimate
+            return estimate
+
+    def settle(self, reserved: float, actual: float) -> None:
+        """A call finished and cost `actual`."""
+        with self._lock:
+            self.reserved = max(0.0, self.reserved - reserved)
+            self.spent += actual
+            self.calls += 1
+
+    def release(self, reserved: float) -> None:
+        """A call ended without a bill: hand its reservation back."""
+        with self._lock:
+            self.reserved = max(0.0, self.reserved - reserved)

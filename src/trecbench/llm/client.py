@@ -1,0 +1,395 @@
+"""The one way trecbench talks to models: an async client that caches, retries, re-asks, counts and budgets.
+
+    config = ModelConfig("openai/gpt-4o-mini", concurrency=16)
+    async with LLM(config, cache="bench.sqlite", budget=Budget(5.0)) as llm:
+        outcome = await llm.ask(messages, parse=json_object("grade"), purpose="judge")
+        if outcome.ok: ... outcome.value["grade"] ...
+        else: ... record outcome.error: never a made-up grade ...
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import sys
+import time
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Mapping, Sequence
+
+from trecbench.llm._litellm import load
+from trecbench.llm.budget import Budget, Estimate, Plan
+from trecbench.llm.cache import ResponseCache, request_key
+from trecbench.llm.cost import call_cost, count_text_tokens, count_tokens, is_priced
+from trecbench.llm.errors import LLMError, ModelCallError, ParseError
+from trecbench.llm.parse import reask_messages
+from trecbench.llm.records import CallRecord, Completion, Outcome, Usage
+from trecbench.llm.retry import RateLimiter, backoff_delay, classify, retry_after, status_of
+from trecbench.llm.transport import TRANSPORTS, make_transport
+
+__all__ = ["ModelConfig", "LLM"]
+
+Messages = Sequence[Mapping[str, Any]]
+DEFAULT_COMPLETION_TOKENS = 256  # expected reply length for estimates, until real replies are seen
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Which model to call and how.
+
+    `model` is a litellm model name (`openai/gpt-4o-mini`, `hosted_vllm/llama-3-8b`, ...); with
+    `deployments` it names the group, and each deployment (`{"model": ..., "api_base": ..., "api_key":
+    ...}`, `model` defaulting to this one) is a server that calls are spread over (to the one with the
+    fewest in flight, or by litellm's Router when the transport is litellm). `params` are
+    sent with every call and are part of the cache key. `max_retries` counts retries after the first
+    attempt; back-off starts at `backoff` seconds and doubles up to `max_backoff`. At most `concurrency`
+    requests are in flight, and with `rpm` at most that many start per minute. `transport` is `litellm`,
+    `openai` (the openai SDK straight to OpenAI-compatible servers), or `auto`: the SDK where every
+    endpoint is an `openai/` or `hosted_vllm/` model with an api_base, litellm elsewhere (see transport.py).
+    """
+
+    model: str
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    params: Mapping[str, Any] = field(default_factory=lambda: {"temperature": 0})
+    timeout: float = 60.0
+    max_retries: int = 4
+    deployments: Sequence[Mapping[str, Any]] | None = None
+    concurrency: int = 8
+    rpm: float | None = None
+    backoff: float = 1.0
+    max_backoff: float = 60.0
+    transport: str = "auto"
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ValueError("ModelConfig needs a model name")
+        if self.concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        if self.max_retries < 0 or self.timeout <= 0:
+            raise ValueError("max_retries must be >= 0 and timeout > 0")
+        if self.transport not in TRANSPORTS:
+            raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, not {self.transport!r}")
+
+    @classmethod
+    def from_mapping(cls, settings: Mapping[str, Any]) -> "ModelConfig":
+        """Build from a settings table (trecbench.toml); an unknown key is an error, not a silent API param."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(settings) - known)
+        if unknown:
+            raise ValueError(f"unknown model setting(s): {', '.join(unknown)}; sampling parameters go in `params`")
+        return cls(**dict(settings))
+
+
+def _as_messages(messages: str | Messages) -> list[dict]:
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    return [dict(m) for m in messages]
+
+
+def _first_line(exc: BaseException, limit: int = 400) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _hint(status: int | None) -> str:
+    if status == 401:
+        return " (check the API key: `api_key`, or the provider's key variable)"
+    if status == 404:
+        return " (check the model name and `api_base`)"
+    if status == 403:
+        return " (the key has no access to this model)"
+    return ""
+
+
+class LLM:
+    """An async client for one model (or one Router group of deployments); share one per run.
+
+    `cache` is a ResponseCache, a sqlite3 connection or a database path (None: no cache, nothing logged
+    to disk). `budget` enforces `--max-cost`; with `dry_run=True` nothing is sent: calls are estimated
+    into `.plan` and answered with `Outcome(ok=False, dry_run=True)` unless the cache has them.
+    """
+
+    def __init__(self, config: ModelConfig, *, cache: ResponseCache | sqlite3.Connection | str | os.PathLike[str]
+                 | None = None, budget: Budget | None = None, dry_run: bool = False):
+        self.config = config
+        self._owns_cache = cache is not None and not isinstance(cache, ResponseCache)
+        self.cache: ResponseCache | None = ResponseCache(cache) if self._owns_cache else cache  # type: ignore[arg-type]
+        self.budget = budget
+        self.dry_run = dry_run
+        self.plan = Plan()
+        self._usage: dict[str, Usage] = {}
+        self._litellm = load()
+        self._deployments = [self._deployment(d) for d in config.deployments or ()]
+        for model in [d["model"] for d in self._deployments] or [config.model]:
+            self._check_provider(model)
+        self.transport = make_transport(self._litellm, config.transport, config.model, config.api_base,
+                                        config.api_key, self._deployments, config.timeout)
+        # Price with the group's name when it has one, else with the (first) deployment's model.
+        candidates = [config.model] + [d["model"] for d in self._deployments]
+        priced = [m for m in candidates if is_priced(m)]
+        self.price_model = priced[0] if priced else candidates[-1]
+        self.priced = bool(priced)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+        self._limiter: RateLimiter | None = None
+        self._hold_until = 0.0  # a 429's Retry-After pauses every request of this client until then
+        self._seen_completion_tokens = [0, 0]  # sum, count: the expected reply length for estimates
+
+    # -- setup ---------------------------------------------------------------------------------------
+    def _deployment(self, d: Mapping[str, Any]) -> dict[str, Any]:
+        params = dict(d)
+        params.setdefault("model", self.config.model)
+        if self.config.api_key is not None:
+            params.setdefault("api_key", self.config.api_key)
+        if self.config.api_base is not None:
+            params.setdefault("api_base", self.config.api_base)
+        return params
+
+    def _check_provider(self, model: str) -> None:
+        try:
+            self._litellm.get_llm_provider(model=model)
+        except Exception as exc:
+            raise LLMError(
+                f"model {model!r}: litellm cannot tell which provider serves it ({_first_line(exc, 160)}); "
+                "name it as provider/model, e.g. openai/gpt-4o-mini or hosted_vllm/<served name>") from None
+
+    def _loop_state(self) -> tuple[asyncio.Semaphore, RateLimiter | None]:
+        # asyncio primitives belong to one event loop; a client reused under a new asyncio.run() gets fresh ones.
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._loop = loop
+            self._semaphore = asyncio.Semaphore(self.config.concurrency)
+            self._limiter = RateLimiter(self.config.rpm) if self.config.rpm else None
+        assert self._semaphore is not None
+        return self._semaphore, self._limiter
+
+    # -- the public calls ----------------------------------------------------------------------------
+    async def ask(self, messages: str | Messages, *, parse: Callable[[str], Any] | None = None, reask: int = 2,
+                  purpose: str = "", use_cache: bool = True, **params: Any) -> Outcome:
+        """Ask once, read the reply with `parse`, re-ask up to `reask` times when it cannot be read.
+
+        Returns Outcome(ok=True, value=parse(reply)) or Outcome(ok=False, error=..., raw=last reply).
+        Calls are served from the cache when possible, retried on rate limits, server errors and
+        timeouts, and each is logged. `use_cache=False` forces a fresh call (its reply is still stored).
+        Raises ModelCallError only when the request can never succeed (bad key, unknown model...), and
+        BudgetExceeded when the budget would be passed.
+        """
+        reask = max(0, reask)
+        convo = _as_messages(messages)
+        merged = {**self.config.params, **params}
+        first_key = request_key(self.config.model, convo, merged)
+        completions: list[Completion] = []
+        reason, raw = "", None
+        for turn in range(reask + 1):
+            key = first_key if turn == 0 else request_key(self.config.model, convo, merged)
+            if use_cache and self.cache is not None:
+                hit = self._from_cache(key, parse, purpose)
+                if hit is not None:
+                    completion, value = hit
+                    return Outcome(True, value, raw=completion.text, completions=(*completions, completion),
+                                   key=first_key)
+            if self.dry_run:
+                self.plan = self.plan.add(self._estimate(convo, merged, key, cached=False))
+                return Outcome(False, error="dry run: not sent", dry_run=True, key=first_key)
+            reserved = 0.0
+            if self.budget is not None and self.budget.max_cost is not None:
+                reserved = self.budget.reserve(self._estimate(convo, merged, key).cost)
+            started = time.monotonic()
+            try:
+                completion = await self._send(convo, merged, key)
+            except ModelCallError as exc:
+                if self.budget:
+                    self.budget.release(reserved)
+                self._log(CallRecord(key, self.config.model, False, error=str(exc), attempts=exc.attempts,
+                                     latency_ms=(time.monotonic() - started) * 1000, purpose=purpose,
+                                     cost_known=self.priced))
+                if exc.fatal:
+                    raise
+                return Outcome(False, error=str(exc), raw=raw, completions=tuple(completions), key=first_key)
+            if self.budget is not None:
+                self.budget.settle(reserved, completion.cost)
+            completions.append(completion)
+            try:
+                value = _read(parse, completion.text)
+            except ValueError as exc:
+                reason = exc.reason if isinstance(exc, ParseError) else _first_line(exc, 200)
+                raw = completion.text
+                self._log(self._record(completion, purpose, error=f"unreadable reply: {reason}"))
+                convo = convo + reask_messages(completion.text, reason)
+                continue
+            if self.cache is not None:
+                self._store(key, convo, merged, completion)
+                if key != first_key:
+                    # Also under the first request, so a rerun resumes without paying for the bad turns again.
+                    self._store(first_key, _as_messages(messages), merged, completion)
+            self._log(self._record(completion, purpose))  # commits the stored reply and its log row together
+            return Outcome(True, value, raw=completion.text, completions=tuple(completions), key=first_key)
+        tries = "try" if reask == 0 else f"{reask + 1} tries"
+        return Outcome(False, error=f"unreadable reply after {tries}: {reason}", raw=raw,
+                       completions=tuple(completions), key=first_key)
+
+    async def complete(self, messages: str | Messages, *, purpose: str = "", use_cache: bool = True,
+                       **params: Any) -> Completion:
+        """One reply as text (cached, retried, logged); raises ModelCallError when no usable reply came."""
+        outcome = await self.ask(messages, reask=0, purpose=purpose, use_cache=use_cache, **params)
+        if outcome.dry_run:
+            raise LLMError("dry run: no call was made")
+        if not outcome.ok or outcome.completion is None:
+            raise ModelCallError(outcome.error or "no reply", model=self.config.model, attempts=outcome.attempts)
+        return outcome.completion
+
+    def estimate(self, messages: str | Messages, **params: Any) -> Estimate:
+        """What asking `messages` would cost now (0 when the cache already holds the reply); sends nothing."""
+        convo = _as_messages(messages)
+        merged = {**self.config.params, **params}
+        key = request_key(self.config.model, convo, merged)
+        return self._estimate(convo, merged, key, cached=self.cache is not None and self.cache.get(key) is not None)
+
+    @property
+    def usage(self) -> Usage:
+        """Totals of this client's calls (this process only; `cache.usage()` covers every run)."""
+        return sum(self._usage.values(), Usage())
+
+    @property
+    def usage_by_purpose(self) -> dict[str, Usage]:
+        return dict(self._usage)
+
+    def close(self) -> None:
+        """Close the cache database if this client opened it."""
+        if self._owns_cache and self.cache is not None:
+            self.cache.close()
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients of the running event loop, then the cache."""
+        await self.transport.aclose()
+        self.close()
+
+    async def __aenter__(self) -> "LLM":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> "LLM":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- one request, with retries -------------------------------------------------------------------
+    async def _send(self, convo: list[dict], params: Mapping[str, Any], key: str) -> Completion:
+        cfg = self.config
+        semaphore, limiter = self._loop_state()
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            pause = self._hold_until - time.monotonic()
+            if pause > 0:
+                await asyncio.sleep(pause)
+            if limiter is not None:
+                await limiter.wait()
+            async with semaphore:
+                try:
+                    # litellm enforces `timeout` per read; this deadline is the backstop for a server that trickles.
+                    response = await _deadline(self.transport(convo, params, cfg.timeout), cfg.timeout + 1.0)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # classified below: nothing is swallowed
+                    error: BaseException = exc
+                else:
+                    return self._completion(response, convo, key, attempt, time.monotonic() - started)
+            verdict = classify(error)
+            status = status_of(error)
+            if verdict != "retry" or attempt > cfg.max_retries:
+                what = "gave up after" if verdict == "retry" else "failed on"
+                where = f"HTTP {status}: " if status else ""
+                raise ModelCallError(
+                    f"{cfg.model}: {what} attempt {attempt}: {where}{_first_line(error)}{_hint(status)}",
+                    model=cfg.model, status=status, attempts=attempt, fatal=verdict == "fatal",
+                    retryable=verdict == "retry") from error
+            server_wait = retry_after(error)
+            if server_wait is not None and status == 429:
+                self._hold_until = max(self._hold_until, time.monotonic() + server_wait)
+            await asyncio.sleep(backoff_delay(attempt, cfg.backoff, cfg.max_backoff, server_wait))
+
+    def _completion(self, response: Any, convo: list[dict], key: str, attempts: int, latency: float) -> Completion:
+        choices = getattr(response, "choices", None) or []
+        message = getattr(choices[0], "message", None) if choices else None
+        text = getattr(message, "content", None) or ""
+        finish = getattr(choices[0], "finish_reason", None) if choices else None
+        usage = getattr(response, "usage", None)
+        prompt = getattr(usage, "prompt_tokens", None)
+        reply = getattr(usage, "completion_tokens", None)
+        if prompt is None:  # a server that reports no usage: count ourselves
+            prompt = count_tokens(self.price_model, convo)
+        if reply is None:
+            reply = count_text_tokens(self.price_model, text)
+        cost, known = call_cost(self.price_model, prompt, reply) if self.priced else (0.0, False)
+        total, n = self._seen_completion_tokens
+        self._seen_completion_tokens = [total + int(reply), n + 1]
+        return Completion(text=text, model=getattr(response, "model", None) or self.config.model,
+                          prompt_tokens=int(prompt), completion_tokens=int(reply), cost=cost, cost_known=known,
+                          latency=latency, cached=False, attempts=attempts, finish_reason=finish, key=key)
+
+    # -- cache, log, estimates -----------------------------------------------------------------------
+    def _from_cache(self, key: str, parse: Callable[[str], Any] | None, purpose: str) -> tuple[Completion, Any] | None:
+        assert self.cache is not None
+        hit = self.cache.get(key)
+        if hit is None:
+            return None
+        try:
+            value = _read(parse, hit.text)
+        except ValueError:
+            return None  # cached under another parser that accepted it: ask the model again
+        completion = Completion(text=hit.text, model=hit.model, prompt_tokens=hit.prompt_tokens,
+                                completion_tokens=hit.completion_tokens, cost=0.0, cost_known=True, latency=0.0,
+                                cached=True, attempts=0, key=key)
+        if self.dry_run:
+            self.plan = self.plan.add(Estimate(key, hit.prompt_tokens, hit.completion_tokens, 0.0, True, True))
+        else:
+            self._log(self._record(completion, purpose))
+        return completion, value
+
+    def _store(self, key: str, convo: list[dict], params: Mapping[str, Any], c: Completion) -> None:
+        assert self.cache is not None
+        request = {"model": self.config.model, "messages": convo, "params": dict(params)}
+        self.cache.put(key, c.model, request, c.text, c.prompt_tokens, c.completion_tokens, c.cost, commit=False)
+
+    def _record(self, c: Completion, purpose: str, error: str | None = None) -> CallRecord:
+        return CallRecord(c.key, self.config.model, error is None, error=error, prompt_tokens=c.prompt_tokens,
+                          completion_tokens=c.completion_tokens, cost=c.cost, cost_known=c.cost_known,
+                          latency_ms=c.latency * 1000, cached=c.cached, attempts=c.attempts, purpose=purpose,
+                          raw=c.text if error is not None else None)
+
+    def _log(self, record: CallRecord) -> None:
+        self._usage[record.purpose] = self._usage.get(record.purpose, Usage()) + record.usage()
+        if self.cache is not None:
+            self.cache.log(record)
+
+    def _estimate(self, convo: list[dict], params: Mapping[str, Any], key: str, cached: bool = False) -> Estimate:
+        if cached:
+            return Estimate(key, 0, 0, 0.0, True, True)
+        if not self.priced and not self.dry_run:
+            return Estimate(key, 0, 0, 0.0, False, False)  # nothing to weigh against a budget: skip counting
+        prompt = count_tokens(self.price_model, convo)
+        limit = params.get("max_completion_tokens") or params.get("max_tokens")
+        total, n = self._seen_completion_tokens
+        reply = int(limit) if limit else (round(total / n) if n else DEFAULT_COMPLETION_TOKENS)
+        cost, known = call_cost(self.price_model, prompt, reply) if self.priced else (0.0, False)
+        return Estimate(key, prompt, reply, cost, known, False)
+
+
+async def _deadline(awaitable: Any, seconds: float) -> Any:
+    if sys.version_info >= (3, 11):  # asyncio.timeout needs no extra task per call, unlike wait_for
+        async with asyncio.timeout(seconds):
+            return await awaitable
+    return await asyncio.wait_for(awaitable, seconds)
+
+
+def _read(parse: Callable[[str], Any] | None, text: str) -> Any:
+    if parse is None:
+        if not text.strip():
+            raise ParseError("the reply is empty")
+        return text
+    return parse(text)

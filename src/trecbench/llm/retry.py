@@ -1,0 +1,123 @@
+"""When to retry a failed model request, how long to wait, and how fast requests may start."""
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from email.utils import parsedate_to_datetime
+from typing import Any, Literal
+
+Verdict = Literal["retry", "item", "fatal"]
+
+# Exception class names (litellm's and openai's) looked up along the MRO, so nothing here imports litellm.
+_RETRY_NAMES = {"Timeout", "APITimeoutError", "APIConnectionError", "RateLimitError", "InternalServerError",
+                "ServiceUnavailableError", "BadGatewayError", "TimeoutError", "ConnectionError"}
+_ITEM_NAMES = {"ContextWindowExceededError", "ContentPolicyViolationError"}
+_FATAL_NAMES = {"AuthenticationError", "PermissionDeniedError", "NotFoundError", "UnsupportedParamsError",
+                "LiteLLMUnknownProvider"}
+_FATAL_STATUS = {401, 402, 403, 404}
+MAX_RETRY_AFTER = 300.0  # seconds; a longer Retry-After is treated as this long
+
+
+def _names(exc: BaseException) -> set[str]:
+    return {cls.__name__ for cls in type(exc).__mro__}
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status an exception carries, if any."""
+    code = getattr(exc, "status_code", None)
+    if code is None:
+        code = getattr(getattr(exc, "response", None), "status_code", None)
+    try:
+        return int(code) if code is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def classify(exc: BaseException) -> Verdict:
+    """`retry` for rate limits, server errors, timeouts and lost connections; `item` for a problem with this
+    one request (prompt too long, content refused, other 4xx); `fatal` when every call would fail alike
+    (bad key, no permission, unknown model, unsupported parameter, or an unexpected error)."""
+    names = _names(exc)
+    if names & _ITEM_NAMES:
+        return "item"
+    if names & _FATAL_NAMES:
+        return "fatal"
+    status = status_of(exc)
+    if status == 429 and "insufficient_quota" in str(exc):
+        return "fatal"  # OpenAI's "out of credit" is a 429 that no amount of waiting fixes
+    if status is not None:
+        if status in (408, 409, 425, 429) or status >= 500:
+            return "retry"
+        if status in _FATAL_STATUS:
+            return "fatal"
+        if 400 <= status < 500:
+            return "item"
+    if names & _RETRY_NAMES or isinstance(exc, (asyncio.TimeoutError, ConnectionError, TimeoutError)):
+        return "retry"
+    return "fatal"
+
+
+def _header(headers: Any, name: str) -> str | None:
+    if headers is None:
+        return None
+    try:
+        value = headers.get(name)
+    except AttributeError:
+        return None
+    return None if value is None else str(value)
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the server asked us to wait (`retry-after-ms`, or `Retry-After` as seconds or an HTTP date)."""
+    for headers in (getattr(getattr(exc, "response", None), "headers", None),
+                    getattr(exc, "litellm_response_headers", None), getattr(exc, "headers", None)):
+        ms = _header(headers, "retry-after-ms")
+        if ms is not None:
+            try:
+                return max(0.0, float(ms) / 1000.0)
+            except ValueError:
+                pass
+        value = _header(headers, "retry-after")
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            try:
+                return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+            except (TypeError, ValueError, IndexError):
+                continue
+    return None
+
+
+def backoff_delay(attempt: int, base: float, cap: float, server_wait: float | None = None,
+                  rng: random.Random | None = None) -> float:
+    """Seconds to wait after failed attempt number `attempt` (1-based).
+
+    The server's Retry-After wins when given (plus a little jitter so waiting tasks do not return in a
+    herd); otherwise exponential back-off `base * 2**(attempt-1)`, capped, with the upper half jittered.
+    """
+    r = rng or random
+    if server_wait is not None:
+        return min(server_wait, MAX_RETRY_AFTER) + r.uniform(0, min(base, 1.0))
+    ceiling = min(cap, base * (2 ** (attempt - 1)))
+    return ceiling / 2 + r.uniform(0, ceiling / 2)
+
+
+class RateLimiter:
+    """Spaces request starts evenly so that no more than `rpm` begin in any minute (one event loop)."""
+
+    def __init__(self, rpm: float):
+        if rpm <= 0:
+            raise ValueError("rpm must be positive")
+        self.interval = 60.0 / rpm
+        self._next = 0.0
+
+    async def wait(self) -> None:
+        """Sleep until this request's turn; turns are handed out in call order."""
+        now = time.monotonic()
+        start = max(now, self._next)
+        self._next = start + self.interval
+        if start > now:
+            await asyncio.sleep(start - now)

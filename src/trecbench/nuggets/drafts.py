@@ -1,0 +1,106 @@
+"""What both nugget drafters share: the relevant documents per topic, the per-topic run record, the report.
+
+A drafting run records each topic in table `nugget_drafts` under its drafter's name (`llm:<model>` or
+`extractive`): `running` while it is drafted, then `complete`, or `incomplete` with the problems that
+kept it from completing. A rerun skips complete topics and drafts the others again.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from trecbench.store.workspace import Workspace, now
+
+
+@dataclass
+class DraftReport:
+    """What a drafting run did, for the command's summary and exit status."""
+
+    complete: list[str] = field(default_factory=list)
+    incomplete: dict[str, list[str]] = field(default_factory=dict)  # qid -> problems
+    skipped: list[str] = field(default_factory=list)  # complete from an earlier run
+    no_documents: list[str] = field(default_factory=list)  # topics with no judged-relevant document
+    missing: list[tuple[str, str]] = field(default_factory=list)  # (qid, docid) not in the corpus
+    nuggets: int = 0
+    stopped: str | None = None  # why the run stopped early (budget, a call that can never succeed)
+    budget_stop: bool = False
+    calls: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+    def count(self, outcome) -> None:
+        """Add an llm Outcome's replies to the totals."""
+        for c in outcome.completions:
+            self.calls += 0 if c.cached else 1
+            self.cached += 1 if c.cached else 0
+            self.prompt_tokens += c.prompt_tokens
+            self.completion_tokens += c.completion_tokens
+            self.cost += c.cost
+
+
+def draft_states(ws: Workspace, drafter: str) -> dict[str, str]:
+    """{qid: running | complete | incomplete} of this drafter's earlier runs."""
+    rows = ws.connection().execute("SELECT qid, status FROM nugget_drafts WHERE drafter = ?", (drafter,))
+    return dict(rows.fetchall())
+
+
+def draft_problems(ws: Workspace, drafter: str) -> dict[str, list[str]]:
+    rows = ws.connection().execute("SELECT qid, problems_json FROM nugget_drafts WHERE drafter = ? AND status != "
+                                   "'complete'", (drafter,))
+    return {q: json.loads(p) for q, p in rows}
+
+
+def start_topic(ws: Workspace, qid: str, drafter: str, params: dict) -> None:
+    with ws.transaction() as c:
+        c.execute("INSERT INTO nugget_drafts (qid, drafter, status, params_json, started_at) VALUES (?, ?, 'running', ?, ?) "
+                  "ON CONFLICT (qid, drafter) DO UPDATE SET status = 'running', params_json = excluded.params_json, "
+                  "problems_json = '[]', started_at = excluded.started_at, finished_at = NULL",
+                  (qid, drafter, json.dumps(params, sort_keys=True), now()))
+
+
+def finish_topic(ws: Workspace, qid: str, drafter: str, problems: list[str], nuggets: int) -> None:
+    with ws.transaction() as c:
+        c.execute("UPDATE nugget_drafts SET status = ?, problems_json = ?, nuggets = ?, finished_at = ? "
+                  "WHERE qid = ? AND drafter = ?",
+                  ("incomplete" if problems else "complete", json.dumps(problems), nuggets, now(), qid, drafter))
+
+
+def plan_topics(ws: Workspace, drafter: str, relevant: dict[str, list[tuple[str, int]]],
+                only: Iterable[str] = (), redraft: bool = False) -> tuple[list[str], list[str], list[str]]:
+    """(topics to draft, topics skipped as complete, topics without relevant documents), in qid order.
+
+    The topics are the workspace's (or, without topics, those with judgments), narrowed to `only`.
+    """
+    wanted = list(ws.topics()) or sorted(relevant)
+    if only:
+        chosen = set(only)
+        unknown = sorted(chosen - set(wanted) - set(relevant))
+        if unknown:
+            raise ValueError(f"no such topic: {', '.join(unknown)}")
+        wanted = [q for q in sorted(set(wanted) | set(relevant)) if q in chosen]
+    states = draft_states(ws, drafter)
+    todo, skipped, empty = [], [], []
+    for qid in wanted:
+        if not relevant.get(qid):
+            empty.append(qid)
+        elif states.get(qid) == "complete" and not redraft:
+            skipped.append(qid)
+        else:
+            todo.append(qid)
+    return todo, skipped, empty
+
+
+def read_documents(corpus, docids: Iterable[str], *, titles: bool = True) -> tuple[list[tuple[str, str]], list[str]]:
+    """[(docid, text)] in the given order (the title on a line before the text, with `titles`), and the
+    docids the corpus does not have."""
+    found, missing = [], []
+    for docid in docids:
+        doc = corpus.get(docid)
+        if doc is None:
+            missing.append(docid)
+        else:
+            found.append((docid, doc.text if not (titles and doc.title) else f"{doc.title}\n{doc.text}"))
+    return found, missing

@@ -1,0 +1,155 @@
+"""Nuggets files: ours (with support and status), AutoNuggetizer's and TREC RAG 2025's, read and written.
+
+One JSON line per topic:
+
+- ours: `{qid, query, nuggets: [{id, text, importance, support: [[docid, ...], ...], status, origin}]}`
+- AutoNuggetizer (create output): `{qid, query, nuggets: [{text, importance}]}`
+- TREC RAG 2025: `{qid, nuggets: [{text, mapped_sub_narrative, importance, source}]}`
+
+The three are one format with optional fields, so one reader takes them all: a nugget without `id`
+gets `<qid>-<n>` (n counting from 1 in file order), without `status` "approved", without `origin`
+"import"; unknown fields are kept in `Nugget.extra` and written back.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator, TextIO, Union
+
+from trecbench._lines import iter_lines
+from trecbench.errors import InputError, Problem
+from trecbench.nuggets.model import IMPORTANCE, ORIGIN, STATUS, Nugget, TopicNuggets, normalise_support
+
+PathLike = Union[str, Path]
+_KNOWN = {"id", "text", "importance", "support", "status", "origin"}
+
+
+def iter_json_objects(path: PathLike) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
+    """(line number, object, "") for each non-blank JSONL line, or (line, None, what is wrong)."""
+    path = Path(path)
+    if not path.is_file():
+        yield 0, None, "no such file"
+        return
+    for line in iter_lines(path):
+        if line.text is None:
+            yield line.number, None, line.error
+            continue
+        if not line.text.strip():
+            continue
+        try:
+            record = json.loads(line.text)
+        except json.JSONDecodeError as e:
+            yield line.number, None, f"invalid JSON: {e.msg} (column {e.colno})"
+            continue
+        if not isinstance(record, dict):
+            yield line.number, None, "expected a JSON object"
+            continue
+        yield line.number, record, ""
+
+
+def read_nuggets(path: PathLike) -> list[TopicNuggets]:
+    """Every topic's nuggets in file order; raises InputError listing every problem (`path:line: ...`)."""
+    where = str(path)
+    topics: list[TopicNuggets] = []
+    problems: list[Problem] = []
+    first_line: dict[str, int] = {}
+    for number, record, error in iter_json_objects(path):
+        if record is None:
+            problems.append(Problem(where, number, error))
+            continue
+        topic, errors = _topic(record)
+        problems.extend(Problem(where, number, e) for e in errors)
+        if topic is None:
+            continue
+        if topic.qid in first_line:
+            problems.append(Problem(where, number, f"topic {topic.qid!r} appears twice (first on line "
+                                                   f"{first_line[topic.qid]})"))
+            continue
+        first_line[topic.qid] = number
+        topics.append(topic)
+    if not topics and not problems:
+        problems.append(Problem(where, 0, "no topics found"))
+    if problems:
+        raise InputError.of(problems)
+    return topics
+
+
+def nuggets_by_topic(topics: Iterable[TopicNuggets]) -> dict[str, TopicNuggets]:
+    return {t.qid: t for t in topics}
+
+
+def _topic(record: dict[str, Any]) -> tuple[TopicNuggets | None, list[str]]:
+    qid = record.get("qid", record.get("query_id", record.get("topic_id")))
+    if isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
+        return None, ["missing or empty 'qid'"]
+    qid = str(qid).strip()
+    query = record.get("query")
+    if isinstance(query, dict):  # AutoNuggetizer sometimes nests {qid, text}
+        query = query.get("text")
+    if query is not None and not isinstance(query, str):
+        query = None
+    items = record.get("nuggets")
+    if not isinstance(items, list):
+        return None, [f"topic {qid!r}: 'nuggets' must be a list"]
+    nuggets: list[Nugget] = []
+    errors: list[str] = []
+    seen: dict[str, int] = {}
+    for n, item in enumerate(items, start=1):
+        nugget, why = _nugget(qid, n, item)
+        if nugget is None:
+            errors.append(f"topic {qid!r}, nugget {n}: {why}")
+            continue
+        if nugget.id in seen:
+            errors.append(f"topic {qid!r}, nugget {n}: id {nugget.id!r} is used twice (first by nugget {seen[nugget.id]})")
+            continue
+        seen[nugget.id] = n
+        nuggets.append(nugget)
+    return TopicNuggets(qid, tuple(nuggets), query), errors
+
+
+def _nugget(qid: str, n: int, item: Any) -> tuple[Nugget | None, str]:
+    if isinstance(item, str):  # a bare list of nugget texts
+        item = {"text": item}
+    if not isinstance(item, dict):
+        return None, "expected an object"
+    text = item.get("text")
+    if not isinstance(text, str) or not text.strip():
+        return None, "missing or empty 'text'"
+    importance = str(item.get("importance", "vital")).strip().lower()
+    if importance not in IMPORTANCE:
+        return None, f"importance {item.get('importance')!r} is not one of {', '.join(IMPORTANCE)}"
+    status = str(item.get("status", "approved")).strip().lower()
+    if status not in STATUS:
+        return None, f"status {item.get('status')!r} is not one of {', '.join(STATUS)}"
+    origin = str(item.get("origin", "import")).strip().lower()
+    if origin not in ORIGIN:
+        return None, f"origin {item.get('origin')!r} is not one of {', '.join(ORIGIN)}"
+    support = item.get("support", [])
+    if support is None:
+        support = []
+    if not isinstance(support, list) or not all(
+            isinstance(g, list) and all(isinstance(d, str) and d for d in g) for g in support):
+        return None, "'support' must be a list of lists of docids, e.g. [[\"d1\"], [\"d2\", \"d3\"]]"
+    nid = item.get("id")
+    if nid is None:
+        nid = f"{qid}-{n}"
+    elif isinstance(nid, bool) or not isinstance(nid, (str, int)) or not str(nid).strip():
+        return None, "'id' must be a non-empty string"
+    extra = {k: v for k, v in item.items() if k not in _KNOWN}
+    return Nugget(str(nid).strip(), qid, text.strip(), importance, normalise_support(support), status, origin,
+                  extra), ""
+
+
+def write_nuggets(topics: Iterable[TopicNuggets], out: PathLike | TextIO) -> None:
+    """Write topics in our nuggets format (one JSON line per topic); reads back with `read_nuggets`."""
+    lines = []
+    for topic in topics:
+        record: dict[str, Any] = {"qid": topic.qid}
+        if topic.query is not None:
+            record["query"] = topic.query
+        record["nuggets"] = [n.as_dict() for n in topic.nuggets]
+        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+    if isinstance(out, (str, Path)):
+        Path(out).write_text("".join(lines), encoding="utf-8")
+    else:
+        out.write("".join(lines))

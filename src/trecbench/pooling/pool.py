@@ -1,0 +1,402 @@
+"""The pool: every candidate document per topic, the runs that retrieved it, its judging priority and duplicate group.
+
+A `Pool` is a candidates DataFrame plus `PoolInfo` metadata (strategy, depth, budget, runs with their
+sha256, parameters); it is written as a TSV file with a header and read back unchanged, and is what a
+workspace store will keep.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping, Sequence, Union
+
+import numpy as np
+import pandas as pd
+
+from trecbench.errors import InputError, Problem
+from trecbench.pooling.rank import RunInfo, RunLike, read_runs
+from trecbench.pooling.strategies import get_strategy
+from trecbench.pooling.strategies.base import StaticStrategy, Strategy, aggregate, judging_order
+
+POOL_FORMAT = "trecbench-pool/1"
+COLUMNS = ["query_id", "doc_id", "priority", "best_rank", "n_runs", "runs", "ranks", "group", "representative"]
+DEFAULT_DEPTH = 100
+
+
+@dataclass(frozen=True)
+class PoolInfo:
+    """How a pool was made: enough to make it again and to check the runs are the same files."""
+
+    strategy: str = "depth"
+    depth: int | None = DEFAULT_DEPTH
+    budget: int | None = None
+    params: dict[str, Any] = field(default_factory=dict, hash=False)
+    dedup: str = "none"
+    threshold: float | None = None
+    corpus: str | None = None
+    topics: str | None = None
+    runs: tuple[RunInfo, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        record = {k: getattr(self, k) for k in ("strategy", "depth", "budget", "params", "dedup", "threshold",
+                                                   "corpus", "topics")}
+        record["runs"] = [r.as_dict() for r in self.runs]
+        return record
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> "PoolInfo":
+        runs = tuple(RunInfo(**r) for r in record.get("runs", []))
+        known = {k: record[k] for k in ("strategy", "depth", "budget", "params", "dedup", "threshold", "corpus",
+                                         "topics") if k in record}
+        return cls(runs=runs, **known)
+
+
+@dataclass(eq=False)
+class Pool:
+    """Candidates to judge, one row per (query_id, doc_id), in judging order, and how they were pooled.
+
+    Columns: query_id, doc_id, priority (1 = judge first, per topic), best_rank (best rank in any run),
+    n_runs, runs (names joined by ';', best rank first), ranks (each of those runs' rank, joined by ';'),
+    group (docid of the group's representative; its own docid when it has no duplicate) and
+    representative (the one document of its group that is judged).
+    """
+
+    candidates: pd.DataFrame
+    info: PoolInfo = field(default_factory=PoolInfo)
+    problems: list[Problem] = field(default_factory=list)
+    _rows: Any = field(default=None, repr=False, compare=False)  # (candidates, topic -> row positions) cache
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+    @property
+    def topics(self) -> list[str]:
+        return list(pd.unique(self.candidates["query_id"]))
+
+    @property
+    def judgments_saved(self) -> int:
+        """Candidates that need no judgment of their own: their duplicate group's representative's is theirs."""
+        return int((~self.candidates["representative"]).sum())
+
+    def to_judge(self) -> pd.DataFrame:
+        """The representatives, in judging order: what a judge (model or person) is given."""
+        return self.candidates[self.candidates["representative"]].reset_index(drop=True)
+
+    def ranked_lists(self, topic: str) -> dict[str, list[str]]:
+        """Each run's pooled docids for one topic, in the run's (trec_eval) order: what adaptive strategies walk."""
+        if self._rows is None or self._rows[0] is not self.candidates:
+            by_topic = self.candidates.groupby("query_id", sort=False).indices
+            self._rows = (self.candidates, by_topic)
+        at = self._rows[1].get(topic)
+        rows = self.candidates.iloc[at if at is not None else []]
+        if rows.empty:
+            return {r.name: [] for r in self.info.runs}
+        runs = rows["runs"].str.split(";").explode()
+        ranks = rows["ranks"].str.split(";").explode()
+        frame = pd.DataFrame({"run": runs.to_numpy(), "rank": ranks.to_numpy(dtype=object).astype(np.int64),
+                              "doc_id": rows["doc_id"].to_numpy(dtype=object)[np.repeat(np.arange(len(rows)),
+                                                                                      rows["n_runs"].to_numpy())]})
+        frame = frame.sort_values(["run", "rank"], kind="stable")
+        lists = {r.name: [] for r in self.info.runs}
+        for run, docs in frame.groupby("run", sort=False)["doc_id"]:
+            lists.setdefault(str(run), []).extend(docs.tolist())
+        return lists
+
+    def group_of(self) -> dict[tuple[str, str], str]:
+        """(query_id, doc_id) -> docid of its group's representative, for candidates that have duplicates."""
+        dup = self.candidates[self.candidates["group"] != self.candidates["doc_id"]]
+        return dict(zip(zip(dup["query_id"], dup["doc_id"]), dup["group"]))
+
+    def propagate(self, qrels: pd.DataFrame) -> pd.DataFrame:
+        """Qrels with each representative's judgment copied to its duplicates (see `propagate`)."""
+        return propagate(self, qrels)
+
+    def session(self, strategy: str | Strategy | None = None, *, budget: int | None = None):
+        """A judging loop over this pool (`next()` / `record()`), by the pool's strategy unless another is given."""
+        from trecbench.pooling.session import JudgingSession
+
+        if strategy is None:
+            strategy = get_strategy(self.info.strategy, **self.info.params)
+        elif isinstance(strategy, str):
+            strategy = get_strategy(strategy)
+        return JudgingSession(self, strategy, budget=self.info.budget if budget is None else budget)
+
+    def as_record(self) -> dict[str, Any]:
+        """Metadata and candidates as plain Python values (what a workspace store saves in one call)."""
+        return {"format": POOL_FORMAT, "info": self.info.as_dict(),
+                "candidates": self.candidates.to_dict(orient="records")}
+
+    def write(self, path: Union[str, "os.PathLike[str]", io.TextIOBase]) -> None:
+        write_pool(self, path)
+
+
+def build_pool(
+    runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike],
+    *,
+    depth: int | None = DEFAULT_DEPTH,
+    strategy: str | Strategy = "depth",
+    budget: int | None = None,
+    topics: Sequence[str] | None = None,
+    topics_source: str | None = None,
+    corpus: Any = None,
+    dedup: str = "none",
+    threshold: float = 0.9,
+) -> Pool:
+    """Pool runs: each run's top `depth` documents per topic (trec_eval order), one candidate per docid.
+
+    runs: run paths or DataFrames (query_id, doc_id, score), a list of them or a {name: run} mapping.
+    strategy: a name (`depth`, `rrf`, `rbp`, `mtf`, `maxmean`) or a strategy object; static strategies
+        order candidates by their fused score, adaptive ones start from depth order (they choose during judging).
+    budget: judgments per topic; static strategies keep the first `budget` representatives (and their
+        duplicates), adaptive ones stop judging after `budget` (the pool keeps every candidate).
+    topics: if given, only these topics are pooled; run topics not among them are reported in `problems`.
+    corpus: a `trecbench.corpus.Corpus` or its source, needed by `dedup` "exact" or "near".
+    dedup: "none", "exact" (identical normalised text) or "near" (word 5-shingle Jaccard >= threshold).
+    Raises InputError for unreadable runs; problems that do not stop pooling are in `pool.problems`.
+    """
+    if depth is not None and depth < 1:
+        raise ValueError(f"depth must be positive, not {depth}")
+    if budget is not None and budget < 1:
+        raise ValueError(f"budget must be positive, not {budget}")
+    if dedup not in ("none", "exact", "near"):
+        raise ValueError(f"dedup must be none, exact or near, not {dedup!r}")
+    if dedup != "none" and corpus is None:
+        raise ValueError(f"dedup {dedup!r} needs the documents' text: give a corpus")
+    if isinstance(strategy, str):
+        strategy = get_strategy(strategy)
+    infos, cuts, problems = read_runs(runs, depth)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    qids = pa.concat_arrays([c.query_id for c in cuts]) if cuts else pa.array([], type=pa.large_string())
+    docs = pa.concat_arrays([c.doc_id for c in cuts]) if cuts else pa.array([], type=pa.large_string())
+    rank = np.concatenate([c.rank for c in cuts]).astype(np.int64) if cuts else np.empty(0, dtype=np.int64)
+    run = np.repeat(np.arange(len(cuts), dtype=np.int64), [len(c) for c in cuts])
+    del cuts  # the concatenated columns replace them
+    if topics is not None:
+        qids, docs, rank, run, more = _only_topics(qids, docs, rank, run, list(topics), infos, topics_source)
+        problems += more
+    # Topics in string order (trec_eval's), documents by code; one key per (topic, docid).
+    qenc = pc.dictionary_encode(qids)
+    quniq = np.asarray(qenc.dictionary.to_pylist(), dtype=object)
+    qsort = np.argsort(quniq, kind="stable")
+    qrank = np.empty(len(qsort), dtype=np.int64)
+    qrank[qsort] = np.arange(len(qsort))
+    qcode = qrank[qenc.indices.to_numpy()] if len(qids) else np.empty(0, dtype=np.int64)
+    quniq = quniq[qsort]
+    denc = pc.dictionary_encode(docs)
+    dcode = denc.indices.to_numpy().astype(np.int64) if len(docs) else np.empty(0, dtype=np.int64)
+    duniq = denc.dictionary
+    key = qcode.astype(np.int64) * max(len(duniq), 1) + dcode
+    cands = aggregate(key, run, rank)
+    topic = cands.key // max(len(duniq), 1)
+    fused = strategy.fused(rank[cands.row_order], cands.row_candidate, len(cands.key)) \
+        if isinstance(strategy, StaticStrategy) else None
+    order = judging_order(topic, fused, cands)
+    names = [r.name for r in infos]
+    runs_col, ranks_col = _joined(cands, order, run, rank, names)
+    frame = pd.DataFrame({
+        "query_id": np.asarray(quniq, dtype=object)[topic[order]],
+        "doc_id": _strings(duniq.take(pa.array((cands.key % max(len(duniq), 1))[order]))),
+        "priority": _positions(topic[order]) + 1,
+        "best_rank": cands.best_rank[order],
+        "n_runs": cands.n_runs[order],
+        "runs": _strings(runs_col),
+        "ranks": _strings(ranks_col),
+    })
+    frame["group"] = frame["doc_id"]
+    frame["representative"] = True
+    info = PoolInfo(strategy=strategy.name, depth=depth, budget=budget, params=strategy.params(), dedup=dedup,
+                    threshold=threshold if dedup == "near" else None, topics=topics_source, runs=tuple(infos),
+                    corpus=getattr(corpus, "source", corpus) if corpus is not None else None)
+    pool = Pool(frame, info, problems)
+    if dedup != "none":
+        from trecbench.pooling.dedup import dedup_pool
+
+        pool = dedup_pool(pool, corpus, mode=dedup, threshold=threshold)
+    if budget is not None and not strategy.adaptive:
+        pool = _cut(pool, budget)
+    return pool
+
+
+def _only_topics(qids, docs, rank, run, topics: list[str], infos: list[RunInfo], source: str | None):
+    """Keep rows of the given topics; report each run's topics that are not among them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    wanted = list(dict.fromkeys(str(t) for t in topics))
+    keep = pc.is_in(qids, value_set=pa.array(wanted, type=pa.large_string())).to_numpy(zero_copy_only=False)
+    problems = []
+    where = source or "topics"
+    for i, info in enumerate(infos):
+        absent = pc.unique(qids.filter(pa.array((run == i) & ~keep))).to_pylist()
+        if absent:
+            problems.append(Problem(info.path or info.name, 0, f"{len(absent)} topic(s) not in {where}, not pooled: "
+                                                                f"{_some(sorted(map(str, absent)))}"))
+    mask = pa.array(keep)
+    pooled = set(pc.unique(qids.filter(mask)).to_pylist())
+    unpooled = sorted(set(wanted) - pooled)
+    if unpooled:
+        problems.append(Problem(where, 0, f"{len(unpooled)} topic(s) retrieved by no run, nothing to pool: "
+                                          f"{_some(unpooled)}"))
+    return qids.filter(mask), docs.filter(mask), rank[keep], run[keep], problems
+
+
+def _strings(arr) -> pd.Series:
+    """A pyarrow string array as a pandas string column (no Python object per value)."""
+    return pd.Series(arr.to_pandas(), copy=False) if len(arr) else pd.Series([], dtype=object)
+
+
+def _some(items: Sequence[str], limit: int = 10) -> str:
+    return " ".join(items[:limit]) + (" ..." if len(items) > limit else "")
+
+
+def _positions(sorted_codes: np.ndarray) -> np.ndarray:
+    """0-based position of each element within its stretch of equal values."""
+    if not len(sorted_codes):
+        return np.empty(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    counts = np.diff(np.r_[starts, len(sorted_codes)])
+    return np.arange(len(sorted_codes)) - np.repeat(starts, counts)
+
+
+def _joined(cands, order: np.ndarray, run: np.ndarray, rank: np.ndarray, names: list[str]) -> tuple[Any, Any]:
+    """Per candidate (in `order`), its runs' names and ranks joined by ';' (best rank first), built by pyarrow."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    counts = cands.n_runs[order]
+    starts = np.r_[0, np.cumsum(cands.n_runs)[:-1]][order]  # where each candidate's rows start in row_order
+    offsets = np.r_[0, np.cumsum(counts)]
+    within = np.arange(offsets[-1]) - np.repeat(offsets[:-1], counts)
+    rows = cands.row_order[np.repeat(starts, counts) + within]
+    run_names = pa.array(names, type=pa.large_string()).take(pa.array(run[rows]))
+    # ranks are small integers: their text is looked up, not formatted per row
+    texts = pa.array([str(i) for i in range(int(rank.max()) + 1 if len(rank) else 1)], type=pa.large_string())
+    rank_text = texts.take(pa.array(rank[rows]))
+    offsets_arr = pa.array(offsets.astype(np.int64), type=pa.int64())
+    sep = pa.scalar(";", type=pa.large_string())
+    runs_col = pc.binary_join(pa.LargeListArray.from_arrays(offsets_arr, run_names), sep)
+    ranks_col = pc.binary_join(pa.LargeListArray.from_arrays(offsets_arr, rank_text), sep)
+    return runs_col, ranks_col
+
+
+def _cut(pool: Pool, budget: int) -> Pool:
+    """Keep, per topic, the first `budget` representatives in judging order and their duplicates."""
+    c = pool.candidates
+    nth = c.groupby("query_id", sort=False)["representative"].cumsum()
+    rep_nth = pd.Series(nth.to_numpy(), index=pd.MultiIndex.from_arrays([c["query_id"], c["doc_id"]]))
+    group_nth = rep_nth.reindex(pd.MultiIndex.from_arrays([c["query_id"], c["group"]])).to_numpy()
+    kept = c[group_nth <= budget].copy()
+    kept["priority"] = kept.groupby("query_id", sort=False).cumcount().to_numpy() + 1
+    return replace(pool, candidates=kept.reset_index(drop=True))
+
+
+def propagate(pool: Pool, qrels: pd.DataFrame) -> pd.DataFrame:
+    """Qrels plus the judgments a duplicate inherits from its group's representative.
+
+    Returns the qrels rows (column `propagated` False) followed by one row per duplicate candidate
+    that the qrels do not judge but whose representative they do (same grade, `propagated` True,
+    iteration "propagated"). The input is not changed.
+    """
+    out = qrels.copy()
+    if "iteration" not in out.columns:
+        out.insert(1, "iteration", "0")
+    out["propagated"] = False
+    c = pool.candidates
+    dup = c[c["group"] != c["doc_id"]]
+    if dup.empty or qrels.empty:
+        return out.reset_index(drop=True)
+    judged = pd.Series(qrels["relevance"].to_numpy(),
+                       index=pd.MultiIndex.from_arrays([qrels["query_id"].astype(str), qrels["doc_id"].astype(str)]))
+    judged = judged[~judged.index.duplicated()]
+    own = judged.index.get_indexer(pd.MultiIndex.from_arrays([dup["query_id"], dup["doc_id"]]))
+    rep = judged.index.get_indexer(pd.MultiIndex.from_arrays([dup["query_id"], dup["group"]]))
+    grade = np.where(rep >= 0, judged.to_numpy()[np.maximum(rep, 0)], -1)
+    take = (own < 0) & (rep >= 0) & (grade >= 0)  # a negative grade (pooled, not judged) is not a judgment
+    if take.any():
+        grades = grade[take]
+        extra = pd.DataFrame({"query_id": dup["query_id"].to_numpy()[take], "iteration": "propagated",
+                              "doc_id": dup["doc_id"].to_numpy()[take], "relevance": grades, "propagated": True})
+        extra = extra[[c for c in out.columns if c in extra.columns]]
+        out = pd.concat([out, extra], ignore_index=True)
+    out["relevance"] = out["relevance"].astype(np.int64)
+    return out.reset_index(drop=True)
+
+
+# --- the pool file -------------------------------------------------------------------------------
+
+
+def write_pool(pool: Pool, path: Union[str, "os.PathLike[str]", io.TextIOBase]) -> None:
+    """Write the pool as TSV: a `#trecbench-pool/1 {json metadata}` line, a header line, one line per candidate."""
+    c = pool.candidates
+    head = f"#{POOL_FORMAT} {json.dumps(pool.info.as_dict(), ensure_ascii=False, sort_keys=True)}\n"
+    body = io.StringIO()
+    frame = c[COLUMNS].copy()
+    frame["representative"] = np.where(frame["representative"].to_numpy(dtype=bool), "1", "0")
+    frame.to_csv(body, sep="\t", index=False, lineterminator="\n")
+    text = head + body.getvalue()
+    if hasattr(path, "write"):
+        path.write(text)  # type: ignore[union-attr]
+        return
+    with open(path, "w", encoding="utf-8", newline="\n") as f:  # type: ignore[arg-type]
+        f.write(text)
+
+
+def read_pool(path: Union[str, "os.PathLike[str]"]) -> Pool:
+    """Read a pool file written by `write_pool`; InputError with `path:line: message` for anything wrong."""
+    where = str(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise InputError(where, 0, f"cannot read: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise InputError(where, line, "invalid UTF-8") from None
+    lines = text.split("\n")
+    if not lines or not lines[0].startswith(f"#{POOL_FORMAT} "):
+        raise InputError(where, 1, f"not a pool file: the first line must be `#{POOL_FORMAT} {{metadata}}`")
+    try:
+        info = PoolInfo.from_dict(json.loads(lines[0][len(POOL_FORMAT) + 2:]))
+    except (ValueError, TypeError) as e:
+        raise InputError(where, 1, f"bad pool metadata: {e}") from None
+    if len(lines) < 2 or lines[1].rstrip("\r").split("\t") != COLUMNS:
+        raise InputError(where, 2, f"expected the header line: {' '.join(COLUMNS)}")
+    problems: list[Problem] = []
+    rows: list[list[str]] = []
+    for number, line in enumerate(lines[2:], start=3):
+        line = line.rstrip("\r")
+        if not line:
+            continue
+        cells = line.split("\t")
+        if len(cells) != len(COLUMNS):
+            problems.append(Problem(where, number, f"{len(cells)} fields, expected {len(COLUMNS)}: {' '.join(COLUMNS)}"))
+            continue
+        bad = [name for name, value in zip(("priority", "best_rank", "n_runs"), cells[2:5]) if not value.isdigit()]
+        if bad:
+            problems.append(Problem(where, number, f"{', '.join(bad)} must be a positive integer"))
+            continue
+        if cells[8] not in ("0", "1"):
+            problems.append(Problem(where, number, f"representative must be 0 or 1, not {cells[8]!r}"))
+            continue
+        if len(cells[5].split(";")) != int(cells[4]) or len(cells[6].split(";")) != int(cells[4]):
+            problems.append(Problem(where, number, "runs and ranks must each list n_runs entries"))
+            continue
+        rows.append(cells)
+        if len(problems) > 100:
+            break
+    if problems:
+        raise InputError.of(problems)
+    arr = np.array(rows, dtype=object).reshape(-1, len(COLUMNS))
+    frame = pd.DataFrame({
+        "query_id": arr[:, 0], "doc_id": arr[:, 1],
+        "priority": arr[:, 2].astype(np.int64), "best_rank": arr[:, 3].astype(np.int64),
+        "n_runs": arr[:, 4].astype(np.int64), "runs": arr[:, 5], "ranks": arr[:, 6], "group": arr[:, 7],
+        "representative": arr[:, 8] == "1",
+    })
+    return Pool(frame, info)

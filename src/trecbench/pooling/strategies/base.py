@@ -1,0 +1,122 @@
+"""The one interface of pooling strategies: a judging order fixed in advance, or one chosen during judging.
+
+Every strategy can drive a judging loop for one topic at a time:
+
+    strategy.start(runs, topic)        # runs: {run name: docids in trec_eval order, cut at the pool depth}
+    while (item := strategy.next()) is not None:
+        query_id, doc_id = item
+        strategy.record(query_id, doc_id, relevant)   # the judgment, as soon as it exists
+
+A static strategy also gives every candidate of a whole pool a priority in one vectorised step
+(`fused`); an adaptive one (`adaptive = True`) can only order documents from the judgments so far.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+
+class Strategy(ABC):
+    """A way to choose, one at a time, the next document of a topic's pool to judge."""
+
+    name: ClassVar[str]
+    adaptive: ClassVar[bool] = False
+    citation: ClassVar[str] = ""
+
+    @abstractmethod
+    def start(self, runs: Mapping[str, Sequence[str]], topic: str) -> None:
+        """Begin judging `topic`, whose pool is the union of `runs` (ranked docids per run, best first)."""
+
+    @abstractmethod
+    def next(self) -> tuple[str, str] | None:
+        """The next (query_id, doc_id) to judge, or None when the topic's pool is exhausted."""
+
+    def record(self, query_id: str, doc_id: str, relevant: bool) -> None:
+        """Take the judgment of a document into account (of any document of the topic's pool)."""
+
+    def params(self) -> dict[str, Any]:
+        """The parameters this strategy was made with (stored in the pool's metadata)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)} if hasattr(self, "__dataclass_fields__") else {}
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Runs' ranks aggregated per candidate (one row per distinct (topic, docid))."""
+
+    key: np.ndarray  # candidate key (topic code * n_docs + doc code), sorted
+    best_rank: np.ndarray  # best (lowest) rank of the document in any run
+    best_run: np.ndarray  # index of the first run (in the order given) with it at that rank
+    n_runs: np.ndarray  # runs that retrieved it
+    row_order: np.ndarray  # input rows sorted by (candidate, rank, run)
+    row_candidate: np.ndarray  # candidate index of each row, in row_order
+
+
+def aggregate(key: np.ndarray, run: np.ndarray, rank: np.ndarray) -> Candidates:
+    """Group rows (one per run x retrieved document) into candidates: best rank, first run at it, runs."""
+    if len(key) and int(key.max()) < 2**62 // (int(rank.max()) + 1) // (int(run.max()) + 1):
+        composite = (key * (int(rank.max()) + 1) + rank) * (int(run.max()) + 1) + run
+        order = np.argsort(composite, kind="stable")
+        del composite
+    else:
+        order = np.lexsort((run, rank, key))
+    k = key[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.empty(0, dtype=np.int64)
+    cand_key = k[starts]
+    del k
+    counts = np.diff(np.r_[starts, len(order)]).astype(np.int64)
+    first = order[starts]  # each candidate's best row: lowest rank, then first run
+    row_candidate = np.repeat(np.arange(len(starts), dtype=np.int32), counts)
+    return Candidates(cand_key, rank[first], run[first], counts, order, row_candidate)
+
+
+def judging_order(topic: np.ndarray, fused: np.ndarray | None, cands: Candidates) -> np.ndarray:
+    """Candidates ordered by topic, then fused score descending (if any), best rank, more runs, first run."""
+    keys = [cands.best_run, -cands.n_runs, cands.best_rank]
+    if fused is not None:
+        keys.append(-fused)
+    keys.append(topic)
+    return np.lexsort(keys)
+
+
+class StaticStrategy(Strategy):
+    """A strategy whose judging order is fixed before any judgment: a priority per candidate."""
+
+    def fused(self, rank: np.ndarray, row_candidate: np.ndarray, n: int) -> np.ndarray | None:
+        """A fused score per candidate (higher is judged first) from its rows' ranks; None: depth order."""
+        return None
+
+    def start(self, runs: Mapping[str, Sequence[str]], topic: str) -> None:
+        self._topic = topic
+        self._queue = topic_order(self, runs)
+        self._at = 0
+        self._done: set[str] = set()
+
+    def next(self) -> tuple[str, str] | None:
+        while self._at < len(self._queue):
+            doc = self._queue[self._at]
+            self._at += 1
+            if doc not in self._done:
+                return self._topic, doc
+        return None
+
+    def record(self, query_id: str, doc_id: str, relevant: bool) -> None:
+        self._done.add(doc_id)
+
+
+def topic_order(strategy: StaticStrategy, runs: Mapping[str, Sequence[str]]) -> list[str]:
+    """One topic's pool in the strategy's judging order (the same order a whole pool gets)."""
+    lists = [list(docs) for docs in runs.values()]
+    if not any(lists):
+        return []
+    docs = np.concatenate([np.asarray(d, dtype=object) for d in lists if d])
+    run = np.concatenate([np.full(len(d), i, dtype=np.int64) for i, d in enumerate(lists) if d])
+    rank = np.concatenate([np.arange(1, len(d) + 1, dtype=np.int64) for d in lists if d])
+    code, uniq = pd.factorize(docs)
+    cands = aggregate(code.astype(np.int64), run, rank)
+    fused = strategy.fused(rank[cands.row_order], cands.row_candidate, len(cands.key))
+    order = judging_order(np.zeros(len(cands.key), dtype=np.int64), fused, cands)
+    return list(np.asarray(uniq, dtype=object)[cands.key[order]])

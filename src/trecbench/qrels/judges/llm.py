@@ -1,0 +1,194 @@
+"""Relevance judging by a model: the pool's candidates, in priority order, graded 0-3 through `trecbench.llm`.
+
+Every judgment is recorded the moment its reply is read (or recorded as failed, never as a grade), so a
+stopped run loses nothing and the next run judges only what is missing. The judge's identity — model,
+prompt name and hash, batch size, samples, sampling parameters — is stored with each judgment.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from trecbench.errors import InputError
+from trecbench.store import Judge, Judgment, Workspace, text_hash
+
+from .prompts import Example, Prompt, build_messages, parse_grades
+
+
+@dataclass(frozen=True)
+class Task:
+    """One model question: a topic and up to `batch` of its documents."""
+
+    qid: str
+    docids: tuple[str, ...]
+
+
+@dataclass
+class Report:
+    judged: int = 0
+    failed: list[tuple[str, str, str]] = field(default_factory=list)  # (qid, docid, why)
+    skipped: int = 0  # already judged by this judge
+    stopped: str | None = None  # why the run stopped early (budget), if it did
+    calls: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+
+def model_judge(model: str, prompt: Prompt, *, batch: int, samples: int, params: dict) -> Judge:
+    shown = {k: v for k, v in params.items()}
+    return Judge("model", f"{model}:{prompt.name}", model, prompt.name, prompt.sha256,
+                 tuple(sorted({"batch": batch, "samples": samples, **shown}.items())))
+
+
+def candidates(ws: Workspace, pool_name: str | None = None):
+    """The pool's representatives in judging order (topic, then priority)."""
+    from trecbench.store.workspace import load_pool
+
+    pool = load_pool(ws, pool_name)
+    if pool is None:
+        raise InputError(str(ws.path), 0, "no pool to judge: make one with `trecbench pool RUN... -w BENCH`")
+    return pool[pool["representative"]]
+
+
+def plan_tasks(pool, done: set[tuple[str, str]], batch: int, limit: int | None = None) -> tuple[list[Task], int]:
+    """Batches of unjudged candidates, each within one topic, in priority order; and how many were skipped."""
+    tasks: list[Task] = []
+    skipped = 0
+    todo = 0
+    for qid, group in pool.groupby("query_id", sort=True):
+        docs = []
+        for docid in group.sort_values("priority")["doc_id"]:
+            if (qid, docid) in done:
+                skipped += 1
+                continue
+            if limit is not None and todo >= limit:
+                break
+            docs.append(docid)
+            todo += 1
+        for i in range(0, len(docs), batch):
+            tasks.append(Task(str(qid), tuple(docs[i:i + batch])))
+    return tasks, skipped
+
+
+def few_shot_examples(ws: Workspace, k: int, corpus, topics: dict) -> dict[str, list[Example]]:
+    """Up to k judged passages per topic from people's judgments of *other* topics, one per grade first."""
+    if k <= 0:
+        return {}
+    judged = ws.judgments()
+    judged = judged[judged["judge_kind"] == "human"].sort_values("id").drop_duplicates(["query_id", "doc_id"],
+                                                                                        keep="last")
+    pool: list[Example] = []
+    qids: list[str] = []
+    for grade in sorted(judged["grade"].unique(), reverse=True):
+        for row in judged[judged["grade"] == grade].itertuples():
+            doc = corpus.get(row.doc_id)
+            topic = topics.get(row.query_id)
+            if doc is not None and topic is not None:
+                pool.append(Example(topic.text, doc.text, int(row.grade)))
+                qids.append(row.query_id)
+                break
+    out = {}
+    for qid in topics:
+        chosen = [e for e, q in zip(pool, qids) if q != qid][:k]
+        out[qid] = chosen
+    return out
+
+
+def vote(grades: list[int]) -> int:
+    """The most common grade; a tie goes to the lower grade."""
+    counts = Counter(grades)
+    top = max(counts.values())
+    return min(g for g, c in counts.items() if c == top)
+
+
+async def judge(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task], judge_id: Judge, *,
+                samples: int = 1, examples: dict[str, list[Example]] | None = None, corpus=None,
+                on_progress: Callable[[Report, int], None] | None = None) -> Report:
+    """Ask the model about every task and record each judgment at once; returns what happened."""
+    from trecbench.llm import BudgetExceeded
+
+    report = Report()
+    topics = ws.topics()
+    corpus = corpus or ws.corpus()
+    queue: asyncio.Queue[Task] = asyncio.Queue()
+    for t in tasks:
+        queue.put_nowait(t)
+    stop = asyncio.Event()
+
+    async def one(task: Task) -> None:
+        topic = topics.get(task.qid)
+        texts, present, hashes = [], [], []
+        for docid in task.docids:
+            doc = corpus.get(docid)
+            if doc is None:
+                ws.record(Judgment(task.qid, docid, None, judge_id, status="failed",
+                                   error="document not in the corpus"))
+                report.failed.append((task.qid, docid, "document not in the corpus"))
+            else:
+                texts.append(doc.text if not doc.title else f"{doc.title}\n{doc.text}")
+                present.append(docid)
+                hashes.append(text_hash(doc.text))  # the document's text, as evidence links hash it
+        if not present:
+            return
+        if topic is None:
+            for docid in present:
+                ws.record(Judgment(task.qid, docid, None, judge_id, status="failed", error="topic not in the workspace"))
+                report.failed.append((task.qid, docid, "topic not in the workspace"))
+            return
+        messages = build_messages(prompt, topic.text, texts, narrative=topic.narrative,
+                                  examples=(examples or {}).get(task.qid, []))
+        outcomes = []
+        for s in range(samples):
+            extra = {"seed": s} if samples > 1 else {}
+            outcome = await llm.ask(messages, parse=lambda text: parse_grades(text, len(texts), prompt.max_grade),
+                                    purpose="judge", **extra)
+            for c in outcome.completions:
+                report.calls += 0 if c.cached else 1
+                report.cached += 1 if c.cached else 0
+                report.prompt_tokens += c.prompt_tokens
+                report.completion_tokens += c.completion_tokens
+                report.cost += c.cost
+            outcomes.append(outcome)
+        good = [o for o in outcomes if o.ok]
+        raws = [o.raw for o in outcomes]
+        raw = raws[0] if samples == 1 else json.dumps(raws)
+        rows = []
+        for i, (docid, digest) in enumerate(zip(present, hashes)):
+            if not good:
+                why = outcomes[-1].error or "no reply"
+                rows.append(Judgment(task.qid, docid, None, judge_id, status="failed", raw_reply=raw, error=why,
+                                     doc_hash=digest))
+                report.failed.append((task.qid, docid, why))
+                continue
+            grades = [o.value[i][0] for o in good]
+            grade = vote(grades)
+            reason = next(o.value[i][1] for o in good if o.value[i][0] == grade)
+            note = None if len(good) == samples else f"{samples - len(good)} of {samples} samples failed"
+            rows.append(Judgment(task.qid, docid, grade, judge_id, raw_reply=raw, rationale=reason, error=note,
+                                 doc_hash=digest))
+            report.judged += 1
+        ws.record_many(rows)
+
+    async def worker() -> None:
+        while not stop.is_set():
+            try:
+                task = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            try:
+                await one(task)
+            except BudgetExceeded as e:
+                report.stopped = str(e)
+                stop.set()
+            finally:
+                if on_progress:
+                    on_progress(report, len(task.docids))
+
+    workers = max(1, getattr(llm.config, "concurrency", 8))
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    return report

@@ -1,0 +1,1 @@
+"""The assessor web app (`trecbench serve`): judging in the browser; see `trecbench.web.app`."""

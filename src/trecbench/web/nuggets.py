@@ -1,0 +1,531 @@
+"""Nugget editing in the assessor app: a topic's nuggets, where every change is a new version by the assessor.
+
+The pages are rendered on the server like the judging pages. Each form posts to its own small route,
+which checks the CSRF token, refuses a form made from a version of the nugget that is no longer the
+current one (another assessor changed it meanwhile: an unlink by position or an undo would otherwise hit
+the wrong thing), calls `NuggetStore` with the logged-in assessor as author, and redirects back to the
+topic page at the nugget (post/redirect/get). What the store refuses (empty text, an unknown nugget) comes
+back as a message on that page, never as a traceback.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Callable
+from urllib.parse import quote
+
+from markupsafe import Markup, escape
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from trecbench.errors import InputError
+from trecbench.nuggets.model import IMPORTANCE
+from trecbench.web import app as web
+from trecbench.web import queries
+from trecbench.web.highlight import highlight, query_terms
+
+SNIPPET = 140  # characters of a document shown beside its checkbox; the full text is one click away
+_store_lock = threading.Lock()
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/nuggets", topics_page, methods=["GET"]),
+        Route("/nuggets/{qid}", topic_page, methods=["GET"]),
+        Route("/nuggets/{qid}/add", add_post, methods=["POST"]),
+        Route("/nuggets/{qid}/merge", merge_post, methods=["POST"]),
+        Route("/nuggets/{qid}/{nid}/history", history_page, methods=["GET"]),
+        Route("/nuggets/{qid}/{nid}/{action}", nugget_post, methods=["POST"]),
+    ]
+
+
+# ---- the store, URLs, messages ----
+
+def store(bench: web.Bench):
+    """The bench's NuggetStore, made on first use (it works through the workspace's per-thread connections)."""
+    with _store_lock:
+        if bench.nugget_store is None:
+            from trecbench.nuggets.store import NuggetStore
+
+            bench.nugget_store = NuggetStore(bench.ws)
+        return bench.nugget_store
+
+
+def topic_url(qid: str, nid: str | None = None) -> str:
+    return f"/nuggets/{quote(qid, safe='')}" + (f"#n-{quote(nid, safe='')}" if nid else "")
+
+
+def nugget_url(qid: str, nid: str, what: str) -> str:
+    return f"/nuggets/{quote(qid, safe='')}/{quote(nid, safe='')}/{what}"
+
+
+class Refused(Exception):
+    """An edit that was not made, with the reason the assessor sees."""
+
+
+@dataclass
+class Outcome:
+    message: str
+    anchor: str | None = None  # the nugget to show
+    error: bool = False
+    href: str | None = None  # a link after the message (a deleted nugget's history)
+
+
+def _flash(request: Request, outcome: Outcome) -> None:
+    # The session is a signed cookie: keep the message short.
+    request.session["flash"] = {"text": outcome.message[:400], "error": outcome.error, "href": outcome.href}
+
+
+def _why(e: BaseException) -> str:
+    if type(e) is KeyError:  # str(KeyError('x')) is "'x'"
+        return f"no such nugget: {e.args[0]}" if e.args else "no such nugget"
+    return str(e) or type(e).__name__
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+# ---- pages ----
+
+@dataclass(frozen=True)
+class TopicRow:
+    qid: str
+    text: str
+    total: int
+    vital: int
+    approved: int
+
+
+def topics_page(request: Request) -> Response:
+    bench = web._bench(request)
+    web._me(request)
+    by_topic = store(bench).topics()
+    texts = dict(bench.ws.connection().execute("SELECT qid, text FROM topics").fetchall())
+    rows = []
+    for qid in sorted(set(texts) | set(by_topic), key=queries._topic_order):
+        ns = by_topic.get(qid, [])
+        text = texts[qid] if qid in texts else store(bench).query(qid) or ""  # a topic only a nuggets file had
+        rows.append(TopicRow(qid, text, len(ns), sum(n.importance == "vital" for n in ns),
+                             sum(n.status == "approved" for n in ns)))
+    return web.render(request, "nuggets_topics.html", rows=rows, topic_url=topic_url)
+
+
+@dataclass(frozen=True)
+class DocView:
+    docid: str
+    grade: int
+    title: str | None
+    text: Markup | None  # escaped, query words marked
+    snippet: str
+    missing: str | None
+
+
+def topic_page(request: Request) -> Response:
+    bench = web._bench(request)
+    web._me(request)
+    qid = request.path_params["qid"]
+    nuggets = store(bench).topic(qid)
+    if not nuggets and not queries.known_topic(bench.ws, qid):
+        raise HTTPException(404, f"no topic {qid!r}")
+    from trecbench.nuggets.store import relevant_by_topic
+
+    topic = _topic(bench, qid)
+    terms = query_terms(topic[0]) if topic else []
+    docs = []
+    for docid, grade in relevant_by_topic(bench.ws).get(qid, []):
+        doc, missing = bench.document(docid)
+        text = doc.text if doc else ""
+        docs.append(DocView(docid, grade, doc.title if doc else None, highlight(text, terms) if doc else None,
+                            _short(" ".join(text.split()), SNIPPET), missing))
+    return web.render(request, "nuggets_topic.html", qid=qid, topic=topic, nuggets=nuggets, docs=docs,
+                      relevant={d.docid for d in docs}, importance=IMPORTANCE,
+                      flash=request.session.pop("flash", None), nugget_url=nugget_url, topic_url=topic_url,
+                      when=when)
+
+
+def _topic(bench: web.Bench, qid: str) -> tuple[str, str | None] | None:
+    """(text, narrative) of the workspace's topic, else the query a nuggets file gave, else None."""
+    found = queries.topic_text(bench.ws, qid)
+    if found is None:
+        query = store(bench).query(qid)
+        found = (query, None) if query else None
+    return found
+
+
+@dataclass(frozen=True)
+class Change:
+    field: str
+    old: Any
+    new: Any
+    diff: Markup | None = None  # for text: the words taken out and put in
+
+
+@dataclass(frozen=True)
+class VersionView:
+    nugget_id: str
+    version: int
+    action: str
+    author: str
+    created_at: str
+    detail: dict
+    changes: list[Change]
+
+
+def history_page(request: Request) -> Response:
+    bench = web._bench(request)
+    web._me(request)
+    qid, nid = request.path_params["qid"], request.path_params["nid"]
+    nuggets = store(bench)
+    try:
+        versions = nuggets.history(nid)
+    except KeyError:
+        versions = []
+    try:
+        current = nuggets.get(nid)
+    except KeyError:
+        current = None  # deleted: its history stays, and undo brings it back
+    if not versions or _qid_of(current, versions) != qid:
+        raise HTTPException(404, f"topic {qid!r} has no nugget {nid!r}")
+    latest = versions[-1]
+    return web.render(request, "nuggets_history.html", qid=qid, nid=nid, current=current,
+                      text=current.text if current else latest.snapshot.get("text", ""),
+                      versions=lineage(nuggets, nid, versions), latest=latest, topic_url=topic_url,
+                      nugget_url=nugget_url, when=when, topic=_topic(bench, qid), describe=describe)
+
+
+def lineage(nuggets, nid: str, versions: list) -> list[VersionView]:
+    """The nugget's versions and those of the nuggets it was merged or split from (and theirs), newest
+    first: a merged nugget's history goes on to show the edits made before the merge."""
+    views: list[tuple[tuple, VersionView]] = []
+    seen: set[str] = set()
+    todo: list[tuple[str, list, int]] = [(nid, versions, 0)]
+    while todo:
+        this, history, depth = todo.pop()
+        if this in seen:
+            continue
+        seen.add(this)
+        before = None
+        for v in history:
+            views.append(((v.created_at, -depth, v.version),
+                          VersionView(this, v.version, v.action, v.author, v.created_at, v.detail,
+                                      changes(before, v.snapshot, v.action))))
+            before = v.snapshot
+            if v.action in ("merge", "split-from"):  # only what made this nugget; not what it was merged into
+                sources = v.detail.get("from", [])
+                for source in [sources] if isinstance(sources, str) else sources:
+                    try:
+                        todo.append((str(source), nuggets.history(str(source)), depth + 1))
+                    except KeyError:
+                        pass
+    views.sort(key=lambda item: item[0], reverse=True)
+    return [view for _, view in views]
+
+
+def _qid_of(current, versions) -> str | None:
+    if current is not None:
+        return current.qid
+    for v in reversed(versions):
+        if v.snapshot.get("qid"):
+            return str(v.snapshot["qid"])
+    return None
+
+
+# ---- what a version changed ----
+
+SHOWN = ("text", "importance", "status", "support", "origin", "deleted", "position")
+HIDDEN = {"id", "qid", "version", "updated_by", "updated_at", "created_at", "author"}
+# A nugget's place also shifts when a neighbour is added or deleted, without a version of its own: shown
+# only where the action itself moved it.
+MOVES = {"reorder", "undo", "import"}
+
+
+def changes(before: dict | None, after: dict, action: str = "") -> list[Change]:
+    """The fields a version changed against the one before it (all shown fields for the first version):
+    text as a word diff, support as "[A] or [B + C]", anything else the store keeps as old -> new."""
+    first = before is None
+    before = before or {}
+    out = []
+    keys = [k for k in SHOWN if k in after or k in before]
+    keys += sorted(k for k in set(after) | set(before) if k not in SHOWN and k not in HIDDEN)
+    for key in keys:
+        old, new = before.get(key), after.get(key)
+        if key == "position" and (first or action not in MOVES):
+            continue
+        if first and not new and key not in ("support", "text"):
+            continue  # a new nugget's empty extras, or that it is not deleted: not worth a line
+        if key == "support":
+            old, new = (support_text(old) if key in before else None), support_text(new)
+        elif key == "deleted":
+            old, new = ("yes" if old else "no"), ("yes" if new else "no")
+        elif key == "position":
+            key = "place"  # 1-based, as the topic page counts
+            old, new = (old + 1 if isinstance(old, int) else old), (new + 1 if isinstance(new, int) else new)
+        if old == new:
+            continue
+        if key == "text" and isinstance(old, str) and isinstance(new, str):
+            out.append(Change(key, old, new, word_diff(old, new)))
+        else:
+            out.append(Change(key, _plain(old), _plain(new)))
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(_plain(v)) for v in value)
+    return str(value)
+
+
+def support_text(support: Any) -> str:
+    """Support alternatives as the page shows them: "[A] or [B + C]" (empty: "none")."""
+    groups = []
+    for group in support or ():
+        docids = [_docid(link) for link in (group if isinstance(group, (list, tuple)) else [group])]
+        groups.append("[" + " + ".join(docids) + "]")
+    return " or ".join(groups) if groups else "none"
+
+
+def _docid(link: Any) -> str:
+    if isinstance(link, dict):
+        return str(link.get("docid", link))
+    return str(getattr(link, "docid", link))
+
+
+def word_diff(old: str, new: str) -> Markup:
+    """`new` with the words taken out of `old` in <del> and the words put in as <ins>, all escaped."""
+    a, b = re.findall(r"\s+|\S+", old), re.findall(r"\s+|\S+", new)
+    pieces: list[Markup] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            pieces.append(escape("".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            pieces.append(Markup("<del>{}</del>").format("".join(a[i1:i2])))
+        if j2 > j1:
+            pieces.append(Markup("<ins>{}</ins>").format("".join(b[j1:j2])))
+    return Markup("").join(pieces)
+
+
+def describe(detail: dict, qid: str) -> Markup:
+    """What a version's `detail` adds, as a line: the nuggets it merged or split (linked), the version an
+    undo went back to, the documents a link or unlink named."""
+    def nuggets_of(value: Any) -> Markup:
+        ids = [value] if isinstance(value, str) else list(value or ())
+        return Markup(", ").join(Markup('<a href="{}">{}</a>').format(nugget_url(qid, str(i), "history"), i)
+                                 for i in ids)
+
+    parts: list[Markup] = []
+    for key, value in detail.items():
+        if key in ("from", "into"):
+            parts.append(Markup("{} {}").format(key, nuggets_of(value)))
+        elif key == "restores":
+            parts.append(escape(f"back to version {value}" if value else "back to before it existed"))
+        elif key == "undid":
+            parts.append(escape(f"(undid {value})"))
+        elif key == "docids":
+            parts.append(escape("[" + " + ".join(map(str, value)) + "]"))
+        elif key != "from_position":  # the place change is shown with the other changes
+            parts.append(escape(f"{key}: {_plain(value)}"))
+    return Markup(" ").join(parts)
+
+
+def when(stamp: str) -> str:
+    """An ISO time as `2025-06-01 14:03:07 UTC` (the store writes UTC); anything else as it is."""
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except (TypeError, ValueError):
+        return str(stamp)
+    offset = moment.utcoffset()
+    zone = "" if offset is None else " UTC" if not offset else moment.strftime(" %z")
+    return moment.strftime("%Y-%m-%d %H:%M:%S") + zone
+
+
+# ---- the posts ----
+
+async def add_post(request: Request) -> Response:
+    form = await web._checked_form(request)
+    bench, me, qid = web._bench(request), web._me(request), request.path_params["qid"]
+
+    def run() -> Outcome:
+        if not store(bench).topic(qid) and not queries.known_topic(bench.ws, qid):
+            raise HTTPException(404, f"no topic {qid!r}")
+        text, importance = _text(form), _importance(form)
+        made = store(bench).add(qid, text, importance, author=me)
+        return Outcome(f"Added nugget {made.id}.", made.id)
+
+    return await _answer(request, qid, run)
+
+
+async def merge_post(request: Request) -> Response:
+    form = await web._checked_form(request)
+    bench, me, qid = web._bench(request), web._me(request), request.path_params["qid"]
+
+    def run() -> Outcome:
+        ids = list(dict.fromkeys(str(v) for v in form.getlist("nid")))
+        if len(ids) < 2:
+            raise Refused("Tick two or more nuggets to merge them.")
+        nuggets = store(bench)
+        for nid in ids:
+            if nuggets.get(nid).qid != qid:
+                raise KeyError(nid)
+        text = " ".join(str(form.get("text") or "").split()) or None
+        made = nuggets.merge(ids, author=me, text=text)
+        return Outcome(f"Merged {', '.join(ids)} into {made.id}.", made.id)
+
+    return await _answer(request, qid, run)
+
+
+async def nugget_post(request: Request) -> Response:
+    form = await web._checked_form(request)
+    bench, me = web._bench(request), web._me(request)
+    qid, nid, action = (request.path_params[k] for k in ("qid", "nid", "action"))
+    handler = ACTIONS.get(action)
+    if handler is None:
+        raise HTTPException(404, f"no action {action!r}")
+
+    def run() -> Outcome:
+        nuggets = store(bench)
+        if action == "undo":  # a deleted nugget has no current state, only its history
+            versions = nuggets.history(nid)
+            try:
+                current = nuggets.get(nid)
+            except KeyError:
+                current = None
+            if not versions or _qid_of(current, versions) != qid:
+                raise KeyError(nid)
+            _fresh(form, versions[-1].version, versions[-1].author, versions[-1].created_at, nid)
+        else:
+            current = nuggets.get(nid)
+            if current.qid != qid:
+                raise KeyError(nid)
+            _fresh(form, current.version, current.updated_by, current.updated_at, nid)
+        return handler(bench, nuggets, current, nid, form, me)
+
+    return await _answer(request, qid, run, anchor=nid)
+
+
+async def _answer(request: Request, qid: str, run: Callable[[], Outcome], anchor: str | None = None) -> Response:
+    """Run the edit in the thread pool; its outcome (or why it was refused) is the next page's message."""
+    try:
+        outcome = await run_in_threadpool(run)
+    except (Refused, LookupError, ValueError, InputError) as e:  # LookupError: KeyError, IndexError
+        outcome = Outcome(_why(e), anchor, error=True)
+    _flash(request, outcome)
+    return web._redirect(topic_url(qid, outcome.anchor))
+
+
+def _fresh(form, version: int, by: str, at: str, nid: str) -> None:
+    sent = form.get("version")
+    if sent is not None and str(sent) != str(version):
+        raise Refused(f"Nugget {nid} was changed by {by} at {when(at)} after you opened the page (it is now "
+                      f"version {version}); nothing was done. Look at it again and redo your change.")
+
+
+def _text(form, field: str = "text") -> str:
+    text = " ".join(str(form.get(field) or "").split())  # as the store keeps it: one line, single spaces
+    if not text:
+        raise Refused("A nugget needs some text.")
+    return text
+
+
+def _importance(form) -> str:
+    importance = str(form.get("importance") or "okay")
+    if importance not in IMPORTANCE:
+        raise Refused(f"Importance is one of {', '.join(IMPORTANCE)}, not {importance!r}.")
+    return importance
+
+
+# Each action: (bench, store, current nugget or None, nugget id, form, assessor) -> Outcome.
+
+def _edit(bench, nuggets, current, nid, form, me) -> Outcome:
+    text, importance = _text(form), _importance(form)
+    changed = {k: v for k, v in (("text", text), ("importance", importance)) if v != getattr(current, k)}
+    if not changed:
+        return Outcome(f"Nugget {nid} is unchanged.", nid)
+    nuggets.edit(nid, author=me, **changed)
+    return Outcome(f"Saved nugget {nid}.", nid)
+
+
+def _approve(bench, nuggets, current, nid, form, me) -> Outcome:
+    nuggets.approve(nid, author=me)
+    return Outcome(f"Approved nugget {nid}.", nid)
+
+
+def _delete(bench, nuggets, current, nid, form, me) -> Outcome:
+    nuggets.delete(nid, author=me)
+    return Outcome(f"Deleted nugget {nid} ({_short(current.text)}). Its history, with undo, stays:",
+                   None, href=nugget_url(current.qid, nid, "history"))
+
+
+def _split(bench, nuggets, current, nid, form, me) -> Outcome:
+    texts = [" ".join(line.split()) for line in str(form.get("texts") or "").splitlines() if line.strip()]
+    if len(texts) < 2:
+        raise Refused("Write two or more lines to split a nugget: one line per new nugget.")
+    made = nuggets.split(nid, texts, author=me)
+    return Outcome(f"Split nugget {nid} into {', '.join(n.id for n in made)}.", made[0].id if made else None)
+
+
+def _move(bench, nuggets, current, nid, form, me) -> Outcome:
+    step = {"up": -1, "down": 1}.get(str(form.get("direction")))
+    if step is None:
+        raise Refused("Move a nugget up or down.")
+    order = [n.id for n in nuggets.topic(current.qid)]
+    i = order.index(nid)
+    j = i + step
+    if not 0 <= j < len(order):
+        return Outcome(f"Nugget {nid} is already {'first' if step < 0 else 'last'}.", nid)
+    order[i], order[j] = order[j], order[i]
+    nuggets.reorder(current.qid, order, author=me)
+    return Outcome(f"Moved nugget {nid} {'up' if step < 0 else 'down'}.", nid)
+
+
+def _link(bench, nuggets, current, nid, form, me) -> Outcome:
+    from trecbench.nuggets.store import relevant_documents
+
+    docids = list(dict.fromkeys(str(d) for d in form.getlist("docid")))
+    if not docids:
+        raise Refused("Tick one document (it supports the nugget alone) or several (they support it together).")
+    relevant = set(relevant_documents(bench.ws, current.qid))
+    outside = [d for d in docids if d not in relevant]
+    if outside:
+        raise Refused(f"Only documents judged relevant to topic {current.qid} can support its nuggets, "
+                      f"not {', '.join(outside)}.")
+    nuggets.link(nid, docids, author=me)
+    together = " together" if len(docids) > 1 else ""
+    return Outcome(f"Linked [{' + '.join(docids)}] to nugget {nid}: they support it{together}.", nid)
+
+
+def _unlink(bench, nuggets, current, nid, form, me) -> Outcome:
+    try:
+        alternative = int(str(form.get("alternative")))
+    except ValueError:
+        raise Refused("Choose the documents to unlink.") from None
+    if not 0 <= alternative < len(current.support):
+        raise Refused(f"Nugget {nid} has no support alternative #{alternative + 1}.")
+    gone = support_text([current.support[alternative]])
+    nuggets.unlink(nid, alternative, author=me)
+    return Outcome(f"Unlinked {gone} from nugget {nid}.", nid)
+
+
+def _undo(bench, nuggets, current, nid, form, me) -> Outcome:
+    nuggets.undo(nid, author=me)
+    try:
+        nuggets.get(nid)
+    except KeyError:  # undoing its creation (or a merge that made it) deletes it
+        return Outcome(f"Undid the last change of nugget {nid}; it is deleted now, its history stays:", None,
+                       href=nugget_url(_qid_of(None, nuggets.history(nid)) or "", nid, "history"))
+    return Outcome(f"Undid the last change of nugget {nid}.", nid)
+
+
+ACTIONS: dict[str, Callable[..., Outcome]] = {
+    "edit": _edit, "approve": _approve, "delete": _delete, "split": _split, "move": _move, "link": _link,
+    "unlink": _unlink, "undo": _undo,
+}

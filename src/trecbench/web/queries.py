@@ -1,0 +1,209 @@
+"""What an assessor judges next, who holds which pair, and how far each topic is: SQL over the bench store.
+
+The work is the newest pool's duplicate-group representatives, topic by topic in priority order. A pair
+is *complete* when `per_pair` different people (1, or 2 with double judging) have judged it. A lease
+(`leases` table, ~10 minutes, renewed on view, released on judge) offers a pair to one assessor at a
+time: a pair is open to an assessor who has not judged it while judgments plus other assessors' live
+leases number fewer than `per_pair`. An assessor holds at most one lease: the pair in front of them.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from trecbench.store.workspace import Workspace
+
+LEASE_SECONDS = 600.0
+
+_HUMAN_GRADES = ("SELECT j.docid, g.name, j.grade FROM judgments j JOIN judges g ON g.id = j.judge_id "
+                 "WHERE j.qid = ? AND g.kind = 'human' AND j.status = 'ok' ORDER BY j.id")
+
+
+class Pool(NamedTuple):
+    id: int
+    name: str
+
+
+class TopicProgress(NamedTuple):
+    qid: str
+    text: str
+    total: int  # representatives to judge
+    complete: int  # judged by `per_pair` people
+    mine: int  # judged by this assessor
+
+
+class Suggestion(NamedTuple):
+    """A model's latest successful judgment of a pair: shown on request, never recorded as the assessor's."""
+
+    grade: int
+    judge: str
+    rationale: str | None
+
+
+@dataclass
+class TopicState:
+    """One topic's pairs in judging order, each person's latest grade and the live leases."""
+
+    qid: str
+    docs: list[str]
+    grades: dict[str, dict[str, int]] = field(default_factory=dict)  # docid -> {assessor: latest grade}
+    leases: dict[str, set[str]] = field(default_factory=dict)  # docid -> assessors holding a live lease
+
+    def grade_of(self, docid: str, assessor: str) -> int | None:
+        return self.grades.get(docid, {}).get(assessor)
+
+    def is_open(self, docid: str, assessor: str, per_pair: int) -> bool:
+        """Not judged by `assessor`, and not yet taken by enough other people (judged or leased)."""
+        judged = self.grades.get(docid, {})
+        if assessor in judged:
+            return False
+        others = {a for a in self.leases.get(docid, ()) if a != assessor and a not in judged}
+        return len(judged) + len(others) < per_pair
+
+    def is_visible(self, docid: str, assessor: str, per_pair: int) -> bool:
+        """What n/p step through: pairs the assessor judged (to revise) and pairs open to them."""
+        return self.grade_of(docid, assessor) is not None or self.is_open(docid, assessor, per_pair)
+
+    def neighbour(self, docid: str, assessor: str, per_pair: int, step: int) -> str | None:
+        """The next (step=1) or previous (step=-1) visible pair from `docid` in judging order."""
+        if docid not in self.docs:
+            return None
+        i = self.docs.index(docid) + step
+        while 0 <= i < len(self.docs):
+            if self.is_visible(self.docs[i], assessor, per_pair):
+                return self.docs[i]
+            i += step
+        return None
+
+    def first_open(self, assessor: str, per_pair: int, after: str | None = None) -> str | None:
+        """The first open pair after `after` in judging order, wrapping round to pairs skipped earlier."""
+        start = self.docs.index(after) + 1 if after in self.docs else 0
+        for docid in self.docs[start:] + self.docs[:start]:
+            if self.is_open(docid, assessor, per_pair):
+                return docid
+        return None
+
+    def complete(self, per_pair: int) -> int:
+        return sum(1 for d in self.docs if len(self.grades.get(d, {})) >= per_pair)
+
+    def mine(self, assessor: str) -> int:
+        return sum(1 for d in self.docs if assessor in self.grades.get(d, {}))
+
+
+def newest_pool(ws: Workspace) -> Pool | None:
+    row = ws.connection().execute("SELECT id, name FROM pools ORDER BY id DESC LIMIT 1").fetchone()
+    return Pool(*row) if row else None
+
+
+def topic_text(ws: Workspace, qid: str) -> tuple[str, str | None] | None:
+    """(text, narrative) of a stored topic, or None when the store has no such topic."""
+    return ws.connection().execute("SELECT text, narrative FROM topics WHERE qid = ?", (qid,)).fetchone()
+
+
+def known_topic(ws: Workspace, qid: str) -> bool:
+    """A stored topic, or one of any pool's (a workspace made without topics still has pools)."""
+    row = ws.connection().execute("SELECT 1 FROM topics WHERE qid = ? UNION ALL "
+                                  "SELECT 1 FROM pool_candidates WHERE qid = ? LIMIT 1", (qid, qid)).fetchone()
+    return row is not None
+
+
+def in_pool(ws: Workspace, pool: Pool, qid: str, docid: str) -> bool:
+    """Whether the pair is one of the pool's representatives (what is offered for judging)."""
+    return ws.connection().execute("SELECT 1 FROM pool_candidates WHERE pool_id = ? AND qid = ? AND docid = ? "
+                                   "AND representative = 1", (pool.id, qid, docid)).fetchone() is not None
+
+
+def topic_state(ws: Workspace, pool: Pool, qid: str, now: float | None = None) -> TopicState:
+    docs = [d for (d,) in ws.connection().execute(
+        "SELECT docid FROM pool_candidates WHERE pool_id = ? AND qid = ? AND representative = 1 "
+        "ORDER BY priority, docid", (pool.id, qid))]
+    return _with_people(ws, TopicState(qid, docs), now)
+
+
+def _with_people(ws: Workspace, state: TopicState, now: float | None = None) -> TopicState:
+    """Fill in the topic's human grades and live leases."""
+    conn = ws.connection()
+    for docid, name, grade in conn.execute(_HUMAN_GRADES, (state.qid,)):
+        state.grades.setdefault(docid, {})[name] = grade  # id order: the last one is the current grade
+    now = time.time() if now is None else now
+    for docid, assessor in conn.execute("SELECT docid, assessor FROM leases WHERE qid = ? AND expires_at > ?",
+                                        (state.qid, now)):
+        state.leases.setdefault(docid, set()).add(assessor)
+    return state
+
+
+def progress(ws: Workspace, pool: Pool, assessor: str, per_pair: int) -> list[TopicProgress]:
+    """One row per topic of the pool, in topic order."""
+    conn = ws.connection()
+    totals = dict(conn.execute("SELECT qid, COUNT(*) FROM pool_candidates WHERE pool_id = ? AND representative = 1 "
+                               "GROUP BY qid", (pool.id,)).fetchall())
+    judged: dict[tuple[str, str], set[str]] = {}
+    for qid, docid, name in conn.execute(
+            "SELECT DISTINCT j.qid, j.docid, g.name FROM judgments j JOIN judges g ON g.id = j.judge_id "
+            "JOIN pool_candidates c ON c.pool_id = ? AND c.qid = j.qid AND c.docid = j.docid AND c.representative = 1 "
+            "WHERE g.kind = 'human' AND j.status = 'ok'", (pool.id,)):
+        judged.setdefault((qid, docid), set()).add(name)
+    complete: dict[str, int] = {}
+    mine: dict[str, int] = {}
+    for (qid, _), names in judged.items():
+        complete[qid] = complete.get(qid, 0) + (len(names) >= per_pair)
+        mine[qid] = mine.get(qid, 0) + (assessor in names)
+    texts = dict(conn.execute("SELECT qid, text FROM topics").fetchall())
+    return [TopicProgress(q, texts.get(q, ""), totals[q], complete.get(q, 0), mine.get(q, 0))
+            for q in sorted(totals, key=_topic_order)]
+
+
+def take_next(ws: Workspace, pool: Pool, qid: str, assessor: str, per_pair: int, *, after: str | None = None,
+              lease_seconds: float = LEASE_SECONDS) -> str | None:
+    """Choose the assessor's next open pair of the topic and lease it to them, in one write transaction so
+    that two assessors asking at the same moment get different pairs; None when nothing is left."""
+    with ws.transaction():
+        now = time.time()
+        docid = topic_state(ws, pool, qid, now).first_open(assessor, per_pair, after)
+        if docid is not None:
+            _lease(ws, qid, docid, assessor, now + lease_seconds)
+        return docid
+
+
+def hold(ws: Workspace, qid: str, docid: str, assessor: str, per_pair: int, *,
+         lease_seconds: float = LEASE_SECONDS) -> bool:
+    """The assessor is looking at this pair: drop their other leases and (re)lease this one if it is open
+    to them. Returns whether they hold it."""
+    with ws.transaction() as c:
+        now = time.time()
+        if _with_people(ws, TopicState(qid, [docid]), now).is_open(docid, assessor, per_pair):
+            _lease(ws, qid, docid, assessor, now + lease_seconds)
+            return True
+        c.execute("DELETE FROM leases WHERE assessor = ?", (assessor,))
+        return False
+
+
+def release(ws: Workspace, qid: str, docid: str, assessor: str) -> None:
+    with ws.transaction() as c:
+        c.execute("DELETE FROM leases WHERE qid = ? AND docid = ? AND assessor = ?", (qid, docid, assessor))
+
+
+def _lease(ws: Workspace, qid: str, docid: str, assessor: str, expires_at: float) -> None:
+    """Inside a transaction: the assessor's one lease becomes this pair; expired leases are swept."""
+    conn = ws.connection()
+    conn.execute("DELETE FROM leases WHERE assessor = ? OR expires_at <= ?", (assessor, time.time()))
+    conn.execute("INSERT INTO leases (qid, docid, assessor, expires_at) VALUES (?, ?, ?, ?)",
+                 (qid, docid, assessor, expires_at))
+
+
+def model_suggestion(ws: Workspace, qid: str, docid: str) -> Suggestion | None:
+    row = ws.connection().execute(
+        "SELECT j.grade, g.name, g.model, g.prompt_id, j.rationale FROM judgments j JOIN judges g ON g.id = j.judge_id "
+        "WHERE j.qid = ? AND j.docid = ? AND g.kind = 'model' AND j.status = 'ok' ORDER BY j.id DESC LIMIT 1",
+        (qid, docid)).fetchone()
+    if row is None:
+        return None
+    grade, name, model, prompt_id, rationale = row
+    label = name if name != model else f"{model}:{prompt_id}"  # as Judge.label names a model judge
+    return Suggestion(grade, label, rationale)
+
+
+def _topic_order(qid: str) -> tuple:
+    """Numeric topic ids in numeric order (2 before 10), others after them as strings."""
+    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)

@@ -1,0 +1,23 @@
+// Keyboard shortcuts of the judging page: 0-3 grade the document (and move on), n / p next / previous.
+"use strict";
+
+document.addEventListener("keydown", (event) => {
+  if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing || event.repeat) return;
+  const target = event.target;
+  if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement || target.isContentEditable) return;
+  const form = document.getElementById("grade-form");
+  if (form && /^[0-3]$/.test(event.key)) {
+    const button = form.querySelector(`button[name="grade"][value="${event.key}"]`);
+    if (button && !form.dataset.sent) {
+      form.dataset.sent = "1"; // one grade per page view, however fast the keys come
+      form.requestSubmit(button);
+    }
+    event.preventDefault();
+  } else if (event.key === "n" || event.key === "p") {
+    const link = document.getElementById(event.key === "n" ? "next" : "prev");
+    if (link) {
+      event.preventDefault();
+      window.location.assign(link.href);
+    }
+  }
+});

@@ -1,0 +1,185 @@
+"""`trecbench judge llm` against a loopback model server: judging, cache, failures, budget, resume."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from llm_server import garbled, llm_server, ok, slow, status  # noqa: F401  (llm_server is a fixture)
+
+DOCS = {
+    "d1": "Rollbacks of the payments API must start within 15 minutes of a failed release; no approval is needed.",
+    "d2": "The cafeteria menu changes every Monday.",
+    "d3": "Rollback rules for the dashboard differ: the product owner approves them.",
+    "d4": "Production access during an incident is approved by the incident commander for 4 hours.",
+    "d5": "Office plants are watered on Fridays.",
+    "d6": "Break-glass access expires after 4 hours and is reviewed the next day.",
+}
+TOPICS = {"t1": "How fast must a bad API release be rolled back?", "t2": "Who approves emergency production access?"}
+POOL = [("t1", "d1"), ("t1", "d2"), ("t1", "d3"), ("t2", "d4"), ("t2", "d5"), ("t2", "d6")]
+
+
+def grader(body: dict):
+    """Grade each passage by a keyword, as a model might; answers in the JSON list the prompt asks for."""
+    user = body["messages"][-1]["content"] if body["messages"][-1]["role"] == "user" else body["messages"][1]["content"]
+    passages = re.findall(r"\[P(\d+)\] (.*)", user)
+    out = []
+    for label, text in passages:
+        grade = 3 if ("within 15 minutes" in text or "incident commander" in text) else (
+            1 if ("Rollback" in text or "Break-glass" in text) else 0)
+        out.append({"passage": f"P{label}", "grade": grade, "reason": "keyword"})
+    return json.dumps(out)
+
+
+@pytest.fixture
+def bench(tmp_path, cli_run):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": k, "contents": v}) + "\n" for k, v in DOCS.items()))
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("".join(f"{q}\t{t}\n" for q, t in TOPICS.items()))
+    ws_path = tmp_path / "bench"
+    assert cli_run("init", ws_path, "--corpus", corpus, "--topics", topics).exit_code == 0
+    from trecbench.store import Workspace
+    from trecbench.store.workspace import save_pool
+
+    frame = pd.DataFrame({"query_id": [q for q, _ in POOL], "doc_id": [d for _, d in POOL],
+                          "priority": [1, 2, 3, 1, 2, 3], "group": [None] * 6, "representative": [True] * 6})
+    save_pool(Workspace(ws_path), "depth10", "depth", {"depth": 10}, frame)
+    return ws_path
+
+
+def judge_args(bench, server, *extra):
+    return ["judge", "llm", "-w", bench, "--model", "openai/gpt-4o-mini", "--api-base", server.base_url,
+            "--api-key", "test", "--quiet", *extra]
+
+
+def rows(bench) -> list[tuple]:
+    with sqlite3.connect(bench / "bench.sqlite") as conn:
+        return conn.execute("SELECT j.qid, j.docid, j.grade, j.status, g.name FROM judgments j "
+                            "JOIN judges g ON g.id = j.judge_id ORDER BY j.id").fetchall()
+
+
+def test_every_candidate_is_judged_and_a_rerun_makes_no_calls(bench, llm_server, cli_run, tmp_path):
+    llm_server.script(grader)
+    r = cli_run(*judge_args(bench, llm_server))
+    assert r.exit_code == 0, r.output
+    assert len(llm_server.requests) == 6
+    got = {(q, d): (g, s) for q, d, g, s, _ in rows(bench)}
+    assert got[("t1", "d1")] == (3, "ok") and got[("t2", "d5")] == (0, "ok") and got[("t1", "d3")] == (1, "ok")
+    assert {name for *_, name in rows(bench)} == {"openai/gpt-4o-mini:graded-0-3"}
+    assert "judged 6, failed 0" in r.stdout
+    r = cli_run(*judge_args(bench, llm_server))
+    assert r.exit_code == 0 and len(llm_server.requests) == 6  # everything already judged: no call
+    assert "skipped 6 already judged" in r.stdout
+    out = tmp_path / "qrels.txt"
+    assert cli_run("qrels", "export", "-w", bench, "-o", out).exit_code == 0
+    assert "t1 0 d1 3" in out.read_text().splitlines()
+
+
+def test_the_cache_answers_a_new_judge_run_with_the_same_requests(bench, llm_server, cli_run):
+    llm_server.script(grader)
+    cli_run(*judge_args(bench, llm_server, "--limit", "3"))
+    with sqlite3.connect(bench / "bench.sqlite") as conn:
+        conn.execute("DELETE FROM judgments")  # as if the judgments had never been made
+    r = cli_run(*judge_args(bench, llm_server))
+    assert r.exit_code == 0
+    assert len(llm_server.requests) == 6  # 3 + the 3 the cache could not answer
+    assert "(3 from cache)" in r.stdout
+
+
+def test_batches_put_several_passages_in_one_call(bench, llm_server, cli_run):
+    llm_server.script(grader)
+    r = cli_run(*judge_args(bench, llm_server, "--batch", "3"))
+    assert r.exit_code == 0, r.output
+    assert len(llm_server.requests) == 2  # one call per topic
+    assert "[P3]" in llm_server.requests[0]["messages"][-1]["content"]
+    assert len([x for x in rows(bench) if x[3] == "ok"]) == 6
+
+
+def test_unreadable_replies_are_recorded_as_failures_never_as_grades(bench, llm_server, cli_run, tmp_path):
+    llm_server.script(garbled(), garbled(), garbled(), then=garbled())
+    r = cli_run(*judge_args(bench, llm_server, "--limit", "1"))
+    assert r.exit_code == 1
+    assert "1 judgment(s) failed" in r.stderr and "t1\td1\tunreadable reply" in r.stderr
+    assert rows(bench) == [("t1", "d1", None, "failed", "openai/gpt-4o-mini:graded-0-3")]
+    assert len(llm_server.requests) == 3  # asked, then re-asked twice
+    out = tmp_path / "q.txt"
+    # a failure is not a judgment: nothing to export yet
+    assert cli_run("qrels", "export", "-w", bench, "-o", out).exit_code != 0
+    llm_server.script(grader)
+    r = cli_run(*judge_args(bench, llm_server, "--limit", "1"))
+    assert r.exit_code == 0 and rows(bench)[-1][:4] == ("t1", "d1", 3, "ok")  # retried on the next run
+
+
+def test_rate_limits_and_server_errors_are_retried(bench, llm_server, cli_run):
+    llm_server.script(status(429, retry_after=0), status(500), ok('[{"passage": "P1", "grade": 2, "reason": "x"}]'))
+    r = cli_run(*judge_args(bench, llm_server, "--limit", "1"))
+    assert r.exit_code == 0, r.output
+    assert len(llm_server.requests) == 3
+    assert rows(bench) == [("t1", "d1", 2, "ok", "openai/gpt-4o-mini:graded-0-3")]
+
+
+def test_samples_are_put_to_a_majority_vote(bench, llm_server, cli_run):
+    one = '[{"passage": "P1", "grade": %d, "reason": "r"}]'
+    llm_server.script(ok(one % 2), ok(one % 1), ok(one % 2))
+    r = cli_run(*judge_args(bench, llm_server, "--limit", "1", "--samples", "3"))
+    assert r.exit_code == 0, r.output
+    assert rows(bench)[0][2] == 2
+    seeds = [req.get("seed") for req in llm_server.requests]
+    assert seeds == [0, 1, 2] and all(req["temperature"] == 0.7 for req in llm_server.requests)
+
+
+def test_dry_run_counts_tokens_and_dollars_without_calling(bench, llm_server, cli_run):
+    llm_server.script(grader)
+    r = cli_run(*judge_args(bench, llm_server, "--dry-run"))
+    assert r.exit_code == 0, r.output
+    assert llm_server.requests == []
+    m = re.search(r"dry run: (\d+) calls to the model .*?(\d+) input tokens.*\$(\d+\.\d+)", r.stdout)
+    assert m and int(m.group(1)) == 6 and int(m.group(2)) > 100 and float(m.group(3)) > 0
+
+
+def test_max_cost_stops_cleanly_keeping_what_was_judged(bench, llm_server, cli_run):
+    # each reply bills 1,000 output tokens (about $0.0006 for gpt-4o-mini): $0.0015 pays for two
+    llm_server.script(lambda body: ok(grader(body), completion_tokens=1000))
+    r = cli_run(*judge_args(bench, llm_server, "--max-cost", "0.0015", "--concurrency", "1"))
+    assert r.exit_code == 3, r.output
+    assert "budget reached" in r.stderr
+    judged = [x for x in rows(bench) if x[3] == "ok"]
+    assert len(judged) == 2
+    assert len(llm_server.requests) == len(judged)
+    with sqlite3.connect(bench / "bench.sqlite") as conn:
+        spent = conn.execute("SELECT SUM(cost) FROM llm_calls").fetchone()[0]
+    assert 0.001 < spent <= 0.0015
+
+
+def test_kill_9_loses_no_judgment_and_the_rerun_judges_only_what_is_missing(bench, llm_server, tmp_path):
+    calls = []
+
+    def slow_grader(body):
+        calls.append(1)
+        return slow(0.4, grader(body))
+
+    llm_server.script(slow_grader)
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    cmd = [sys.executable, "-m", "trecbench.cli", *map(str, judge_args(bench, llm_server, "--concurrency", "1"))]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while time.time() < deadline and len([x for x in rows(bench) if x[3] == "ok"]) < 2:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = [x for x in rows(bench) if x[3] == "ok"]
+    assert 2 <= len(before) < 6
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    after = [x for x in rows(bench) if x[3] == "ok"]
+    assert sorted((q, d) for q, d, *_ in after) == sorted(POOL)  # each pair exactly once
+    assert after[: len(before)] == before

@@ -1,0 +1,88 @@
+"""`nuggets draft --extractive`: deterministic, no model, the key sentence first with every document stating it."""
+from __future__ import annotations
+
+import sqlite3
+
+from rapidfuzz import fuzz
+
+from test_nuggets_store import make_bench
+from trecbench.nuggets.draft_extractive import ExtractiveSettings, draft_topic, split_sentences, terms
+from trecbench.nuggets.store import NuggetStore
+from trecbench.store import Workspace
+
+KEY = "Payments API rollbacks must start within 15 minutes of a failed release."
+DOCS = {
+    "e1": f"{KEY} The release manager tracks every deploy in the change calendar.",
+    "e2": f"Our deployment handbook covers many services. {KEY} Dashboards follow a slower process.",
+    "e3": "Payments API rollbacks must begin within 15 minutes of a failed release. Office hours are 9 to 5.",
+    "e4": "No approval is needed to roll back a failed payments release. The on-call engineer decides alone.",
+    "e5": "The cafeteria menu changes every Monday. Every payments rollback is logged in the incident channel.",
+    "e6": "Office plants are watered on Fridays by the facilities team.",
+}
+TOPICS = {"r1": "How quickly must a failed payments release be rolled back, and who approves the rollback?",
+          "r2": "Where are office plants watered?"}
+GRADES = {("r1", "e1"): 3, ("r1", "e2"): 2, ("r1", "e3"): 2, ("r1", "e4"): 3, ("r1", "e5"): 1, ("r1", "e6"): 0}
+
+
+def bench(tmp_path):
+    return make_bench(tmp_path, DOCS, TOPICS, GRADES)
+
+
+def test_the_key_sentence_comes_first_supported_by_every_document_that_states_it():
+    docs = [(d, DOCS[d]) for d in ("e1", "e4", "e2", "e3", "e5")]
+    nuggets = draft_topic(TOPICS["r1"], docs)
+    first = nuggets[0]
+    assert first.text == KEY
+    assert first.support == (("e1",), ("e2",), ("e3",))  # e3 says "begin": a near-duplicate, merged
+    assert first.importance == "vital" and first.origin == "extractive" and first.status == "draft"
+    texts = [n.text for n in nuggets]
+    assert "No approval is needed to roll back a failed payments release." in texts
+    assert not any("cafeteria" in t or "Office hours" in t for t in texts)  # nothing about the topic
+    for i, a in enumerate(texts):  # near-duplicates were merged, not listed twice
+        assert all(fuzz.ratio(a.lower(), b.lower()) < 85 for b in texts[i + 1:])
+    assert sum(n.importance == "vital" for n in nuggets) == -(-len(nuggets) // 3)  # the top third
+
+
+def test_extractive_drafts_are_deterministic():
+    docs = [(d, DOCS[d]) for d in ("e1", "e4", "e2", "e3", "e5")]
+    assert draft_topic(TOPICS["r1"], docs) == draft_topic(TOPICS["r1"], docs)
+    short = draft_topic(TOPICS["r1"], docs, ExtractiveSettings(keep=2))
+    assert [n.text for n in short] == [n.text for n in draft_topic(TOPICS["r1"], docs)[:2]]
+
+
+def test_sentences_and_terms():
+    assert split_sentences("One is here. Two, e.g. this one! 3 more?\n\n- a bullet point") == [
+        "One is here.", "Two, e.g. this one!", "3 more?", "a bullet point"]
+    assert terms("Who approves the Rollbacks?") == ["approve", "rollback"]
+
+
+def test_the_command_drafts_each_topic_without_a_model_and_a_rerun_skips_it(tmp_path, cli_run):
+    path = bench(tmp_path)
+    r = cli_run("nuggets", "draft", "-w", path, "--extractive", "--keep", "3")
+    assert r.exit_code == 0, r.output
+    assert "drafted 1 topic(s) with extractive: 3 nuggets; 1 complete, 0 incomplete" in r.stdout
+    assert "1 topic(s) have no judged-relevant document: r2" in r.stderr
+    store = NuggetStore(Workspace(path))
+    nuggets = store.topic("r1")
+    assert [n.text for n in nuggets][0] == KEY and len(nuggets) == 3
+    assert {(n.origin, n.status, n.updated_by) for n in nuggets} == {("extractive", "draft", "extractive")}
+    assert nuggets[0].support[0][0].doc_hash is not None
+    with sqlite3.connect(path / "bench.sqlite") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM llm_calls").fetchone()[0] == 0
+        assert conn.execute("SELECT qid, drafter, status FROM nugget_drafts").fetchall() == [
+            ("r1", "extractive", "complete")]
+    r = cli_run("nuggets", "draft", "-w", path, "--extractive")
+    assert "1 skipped as already complete" in r.stdout
+    assert [n.id for n in NuggetStore(Workspace(path)).topic("r1")] == [n.id for n in nuggets]
+
+
+def test_a_redraft_replaces_untouched_drafts_and_keeps_peoples_edits(tmp_path, cli_run):
+    path = bench(tmp_path)
+    cli_run("nuggets", "draft", "-w", path, "--extractive", "--keep", "3")
+    store = NuggetStore(Workspace(path))
+    edited = store.edit(store.topic("r1")[1].id, text="Rollbacks need no approval", author="alice")
+    r = cli_run("nuggets", "draft", "-w", path, "--extractive", "--keep", "3", "--redraft")
+    assert r.exit_code == 0, r.output
+    now = store.topic("r1")
+    assert edited.id in [n.id for n in now] and len(now) == 4  # the edited one stays, the other two redrafted
+    assert sum(n.text == KEY for n in now) == 1

@@ -1,0 +1,209 @@
+"""Pools: the depth-k union in trec_eval order, candidates' runs and ranks, priorities, budgets, the pool file."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from trecbench.errors import InputError
+from trecbench.pooling import Pool, build_pool, read_pool, top_k, write_pool
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def run_frame(rows: list[tuple[str, str, float]], runid: str = "r") -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    frame.attrs["runid"] = runid
+    return frame
+
+
+def trec_eval_top(rows: list[tuple[str, str, float]], depth: int) -> set[tuple[str, str]]:
+    """The reference: per topic, sort by score (as a C float) descending, then docid descending; keep `depth`."""
+    by_topic: dict[str, list[tuple[str, float]]] = {}
+    for q, d, s in rows:
+        by_topic.setdefault(q, []).append((d, float(np.float32(s))))
+    out = set()
+    for q, docs in by_topic.items():
+        docs.sort(key=lambda x: x[0].encode(), reverse=True)
+        docs.sort(key=lambda x: -x[1])  # stable: ties keep docid descending
+        out |= {(q, d) for d, _ in docs[:depth]}
+    return out
+
+
+def pairs(pool: Pool) -> set[tuple[str, str]]:
+    return set(zip(pool.candidates["query_id"], pool.candidates["doc_id"]))
+
+
+def test_ties_break_by_docid_descending_as_strings_so_9_beats_10(tmp_path):
+    run = write(tmp_path, "run.txt", "q1 Q0 10 1 1.0 a\nq1 Q0 9 2 1.0 a\nq1 Q0 100 3 1.0 a\nq1 Q0 8 4 0.5 a\n")
+    pool = build_pool([run], depth=1)
+    assert pairs(pool) == {("q1", "9")}
+    assert build_pool([run], depth=2).candidates["doc_id"].tolist() == ["9", "100"]
+
+
+def test_depth_pool_equals_union_of_each_runs_top_k_in_trec_eval_order():
+    rng = random.Random(3)
+    runs, reference = {}, set()
+    for r in range(5):
+        rows = []
+        for q in ("1", "2", "10", "q3"):
+            docs = rng.sample([str(i) for i in range(60)] + [f"d{i}" for i in range(40)], 40)
+            rows += [(q, d, float(rng.choice([1, 2, 2, 3, 3.5, 7]))) for d in docs]  # heavy ties
+        rng.shuffle(rows)  # file order must not matter
+        runs[f"run{r}"] = run_frame(rows, f"run{r}")
+        reference |= trec_eval_top(rows, 7)
+    assert pairs(build_pool(runs, depth=7)) == reference
+
+
+def test_scores_equal_as_c_floats_tie_as_in_trec_eval_9():
+    # 1.00000001 and 1.0 differ as doubles but not as floats: the tie goes to the greater docid
+    cut = top_k(run_frame([("q", "a", 1.00000001), ("q", "b", 1.0)]), 1)
+    assert cut.doc_id.to_pylist() == ["b"]
+
+
+def test_candidates_keep_their_runs_ranks_best_rank_and_run_count():
+    a = run_frame([("q", "x", 3), ("q", "y", 2), ("q", "z", 1)], "A")
+    b = run_frame([("q", "z", 9), ("q", "x", 8)], "B")
+    c = build_pool({"A": a, "B": b}, depth=10).candidates.set_index("doc_id")
+    assert c.loc["x", ["best_rank", "n_runs", "runs", "ranks"]].tolist() == [1, 2, "A;B", "1;2"]
+    assert c.loc["z", ["best_rank", "n_runs", "runs", "ranks"]].tolist() == [1, 2, "B;A", "1;3"]
+    assert c.loc["y", ["best_rank", "n_runs", "runs", "ranks"]].tolist() == [2, 1, "A", "2"]
+    assert c["group"].tolist() == c.index.tolist() and c["representative"].all()
+
+
+def test_depth_priority_is_best_rank_then_more_runs_then_run_order():
+    a = run_frame([("q", "a1", 3), ("q", "a2", 2), ("q", "s", 1)], "A")
+    b = run_frame([("q", "b1", 3), ("q", "s", 2), ("q", "b3", 1)], "B")
+    c = build_pool({"A": a, "B": b}, depth=3).candidates
+    assert c["doc_id"].tolist() == ["a1", "b1", "s", "a2", "b3"]
+    assert c["priority"].tolist() == [1, 2, 3, 4, 5]
+
+
+def test_topics_come_in_string_order_with_priorities_per_topic():
+    run = run_frame([("2", "a", 1), ("10", "b", 1), ("10", "c", 0.5)])
+    c = build_pool([run], depth=5).candidates
+    assert c["query_id"].tolist() == ["10", "10", "2"]
+    assert c["priority"].tolist() == [1, 2, 1]
+
+
+def test_rrf_budget_keeps_the_top_n_by_fused_score():
+    a = run_frame([("q", d, 10 - i) for i, d in enumerate("abcdef")], "A")
+    b = run_frame([("q", d, 10 - i) for i, d in enumerate("fedcba")], "B")
+    c_ = run_frame([("q", d, 10 - i) for i, d in enumerate("cxyz")], "C")
+    pool = build_pool({"A": a, "B": b, "C": c_}, depth=6, strategy="rrf", budget=2)
+    fused = {d: 0.0 for d in "abcdefxyz"}
+    for ranking in ("abcdef", "fedcba", "cxyz"):
+        for rank, d in enumerate(ranking, start=1):
+            fused[d] += 1 / (60 + rank)
+    best = sorted(fused, key=lambda d: -fused[d])[:2]
+    assert pool.candidates["doc_id"].tolist() == best
+    assert pool.info.params == {"k": 60.0} and pool.info.budget == 2
+
+
+def test_rbp_orders_by_summed_rank_biased_weight():
+    a = run_frame([("q", "a", 3), ("q", "b", 2), ("q", "c", 1)], "A")
+    b = run_frame([("q", "c", 3), ("q", "b", 2)], "B")
+    pool = build_pool({"A": a, "B": b}, depth=3, strategy="rbp")
+    # b: 2 x 0.2*0.8 = 0.32; a, c: 0.2 + (0.2*0.64 for c) -> c 0.328 > b 0.32 > a 0.2
+    assert pool.candidates["doc_id"].tolist() == ["c", "b", "a"]
+
+
+def test_adaptive_strategies_keep_every_candidate_and_the_budget_in_metadata():
+    a = run_frame([("q", d, 10 - i) for i, d in enumerate("abcd")], "A")
+    pool = build_pool([a], depth=4, strategy="maxmean", budget=2)
+    assert len(pool) == 4 and pool.info.strategy == "maxmean" and pool.info.budget == 2
+
+
+def test_pool_file_round_trips(tmp_path):
+    a = run_frame([("q1", "d#1", 2), ("q1", "d2", 1), ("q2", "d1", 5)], "A")
+    b = run_frame([("q1", "d2", 9), ("q2", "x", 1)], "B")
+    pool = build_pool({"A": a, "B": b}, depth=10, strategy="rbp")
+    path = tmp_path / "pool.tsv"
+    write_pool(pool, path)
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith("#trecbench-pool/1 {")
+    assert lines[1] == "query_id\tdoc_id\tpriority\tbest_rank\tn_runs\truns\tranks\tgroup\trepresentative"
+    back = read_pool(path)
+    assert back.info == pool.info
+    pd.testing.assert_frame_equal(back.candidates.astype(str), pool.candidates.astype(str))
+    assert back.candidates["priority"].dtype == np.int64 and back.candidates["representative"].dtype == bool
+
+
+def test_run_files_are_recorded_with_their_sha256(tmp_path):
+    import hashlib
+
+    path = write(tmp_path, "bm25.txt", "q Q0 d 1 1 bm25\n")
+    info = build_pool([path]).info.runs[0]
+    assert (info.name, info.sha256, info.lines, info.topics) == (
+        "bm25", hashlib.sha256(path.read_bytes()).hexdigest(), 1, 1)
+
+
+def test_runs_sharing_a_runid_are_named_by_file(tmp_path):
+    one = write(tmp_path, "one.txt", "q Q0 a 1 1 same\n")
+    two = write(tmp_path, "two.txt", "q Q0 b 1 1 same\n")
+    assert [r.name for r in build_pool([one, two]).info.runs] == ["one", "two"]
+
+
+def test_read_pool_reports_every_bad_line_with_its_number(tmp_path):
+    a = run_frame([("q", "a", 1), ("q", "b", 0)], "A")
+    path = tmp_path / "pool.tsv"
+    build_pool([a]).write(path)
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2].replace("\t1\tA", "\tone\tA", 1)
+    lines[3] = "too\tfew"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as e:
+        read_pool(path)
+    assert [str(p) for p in e.value.problems] == [
+        f"{path}:3: n_runs must be a positive integer",
+        f"{path}:4: 2 fields, expected 9: query_id doc_id priority best_rank n_runs runs ranks group representative",
+    ]
+
+
+def test_read_pool_rejects_a_file_that_is_not_a_pool(tmp_path):
+    path = write(tmp_path, "run.txt", "q Q0 d 1 1 r\n")
+    with pytest.raises(InputError, match=r"run.txt:1: not a pool file"):
+        read_pool(path)
+
+
+def test_topics_filter_reports_run_topics_absent_from_the_topic_file():
+    a = run_frame([("1", "a", 1), ("2", "b", 1), ("99", "c", 1)], "A")
+    pool = build_pool([a], topics=["1", "2", "3"], topics_source="topics.tsv")
+    assert set(pool.candidates["query_id"]) == {"1", "2"}
+    messages = [str(p) for p in pool.problems]
+    assert "A: 1 topic(s) not in topics.tsv, not pooled: 99" in messages
+    assert "topics.tsv: 1 topic(s) retrieved by no run, nothing to pool: 3" in messages
+
+
+def test_an_empty_run_file_is_reported_and_contributes_nothing(tmp_path):
+    empty = write(tmp_path, "empty.txt", "")
+    good = write(tmp_path, "good.txt", "q Q0 d 1 1 g\n")
+    pool = build_pool([empty, good])
+    assert pairs(pool) == {("q", "d")}
+    assert [str(p) for p in pool.problems] == [f"{empty}: empty run: it contributes no documents"]
+    assert build_pool([empty]).candidates.empty
+
+
+def test_a_bad_run_file_raises_input_error_with_its_lines(tmp_path):
+    bad = write(tmp_path, "bad.txt", "q Q0 d 1 x r\n")
+    with pytest.raises(InputError, match=r"bad.txt:1: score 'x' is not a number"):
+        build_pool([bad])
+
+
+def test_dl19_runs_pool_is_the_union_of_their_top_100(shared):
+    from trecbench.runs import read_run
+
+    paths = sorted((shared / "real" / "rank_llm").glob("*dl19*"))
+    reference = set()
+    for p in paths:
+        frame = read_run(p)
+        reference |= trec_eval_top(list(zip(frame["query_id"], frame["doc_id"], frame["score"])), 100)
+    pool = build_pool(paths, depth=100)
+    assert pairs(pool) == reference and len(pool) == len(reference)

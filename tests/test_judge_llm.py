@@ -183,3 +183,28 @@ def test_kill_9_loses_no_judgment_and_the_rerun_judges_only_what_is_missing(benc
     after = [x for x in rows(bench) if x[3] == "ok"]
     assert sorted((q, d) for q, d, *_ in after) == sorted(POOL)  # each pair exactly once
     assert after[: len(before)] == before
+
+
+def test_an_adaptive_pool_chooses_documents_from_the_grades_and_stops_at_the_budget(tmp_path, llm_server, cli_run):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": k, "contents": v}) + "\n" for k, v in DOCS.items()))
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("t1\tHow fast must a bad API release be rolled back?\n")
+    # run "good" ranks the relevant d1 first; run "bad" ranks irrelevant documents first
+    good = tmp_path / "good.txt"
+    good.write_text("t1 Q0 d1 1 9 good\nt1 Q0 d3 2 8 good\nt1 Q0 d4 3 7 good\n")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("t1 Q0 d2 1 9 bad\nt1 Q0 d5 2 8 bad\nt1 Q0 d6 3 7 bad\n")
+    ws = tmp_path / "bench"
+    assert cli_run("init", ws, "--corpus", corpus, "--topics", topics).exit_code == 0
+    r = cli_run("pool", good, bad, "--depth", "3", "--strategy", "mtf", "--budget", "3", "-w", ws, "--name", "mtf")
+    assert r.exit_code == 0, r.output
+    llm_server.script(grader)
+    r = cli_run(*judge_args(ws, llm_server))
+    assert r.exit_code == 0, r.output
+    judged = [(q, d) for q, d, g, s, _ in rows(ws) if s == "ok"]
+    assert len(judged) == 3  # the budget
+    assert judged[0] == ("t1", "d1")  # the first run's top document...
+    assert ("t1", "d3") in judged  # ...was relevant, so move-to-front keeps drawing from that run
+    r = cli_run(*judge_args(ws, llm_server))
+    assert r.exit_code == 0 and len(llm_server.requests) == 3  # resumed: nothing left within the budget

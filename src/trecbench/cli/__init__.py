@@ -20,6 +20,8 @@ COMMANDS = {
     "serve": ("serve", "serve", "Judge in the browser: the assessor web app."),
     "nuggets": ("nuggets", "nuggets", "Draft nuggets (model or extractive), list, export and import them."),
     "check": ("check", "check", "List evidence links and judgments whose document changed or disappeared."),
+    "report": ("report", "report", "Write a self-contained HTML report of a workspace and the runs scored on it."),
+    "release": ("release", "release", "Freeze a benchmark into a hashed release folder, and verify one."),
 }
 
 

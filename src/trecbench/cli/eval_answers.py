@@ -10,6 +10,8 @@ import click
 @click.argument("answer_files", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--nuggets", "nuggets_path", type=click.Path(dir_okay=False), default=None,
               help="Nuggets file (ours, AutoNuggetizer's or TREC 2025's). Required unless --assignments.")
+@click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
+              help="Take the nuggets from this workspace (unless --nuggets) and keep model replies in its cache.")
 @click.option("--assigner", type=click.Choice(["citation", "string", "llm"]), default="citation", show_default=True,
               help="citation: cited documents vs nugget support, plus word overlap (offline); string: "
                    "Levenshtein similarity to sentence windows (offline); llm: a model labels each nugget.")
@@ -37,7 +39,7 @@ import click
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
-def answers(answer_files, nuggets_path, assigner, model, api_base, cache_path, concurrency, assignment_files,
+def answers(answer_files, nuggets_path, workspace, assigner, model, api_base, cache_path, concurrency, assignment_files,
             save_assignments, threshold, partial_threshold, batch_size, per_topic, missing_topics, fmt,
             output) -> None:
     """Score ANSWER_FILES against --nuggets: V_strict (primary), V, A_strict, A, W_strict, W.
@@ -53,6 +55,7 @@ def answers(answer_files, nuggets_path, assigner, model, api_base, cache_path, c
       trecbench eval answers --nuggets nuggets.jsonl run1.jsonl run2.jsonl --assigner citation
       trecbench eval answers --nuggets nuggets.jsonl run1.jsonl --assigner llm --model gpt-4o-mini
       trecbench eval answers --assignments run1.assignments.jsonl -q --format csv -o scores.csv
+      trecbench eval answers -w mybench run1.jsonl --assigner llm --model openai/gpt-4o-mini
     """
     from trecbench.evaluation import topic_scores as ts
     from trecbench.evaluation.answers import evaluate_answers, score_assignments
@@ -63,6 +66,15 @@ def answers(answer_files, nuggets_path, assigner, model, api_base, cache_path, c
         from trecbench.nuggets.io import read_nuggets
 
         nuggets = {t.qid: t for t in read_nuggets(nuggets_path)}
+    elif workspace:
+        from trecbench.nuggets.store import NuggetStore
+        from trecbench.store import Workspace
+
+        nuggets = {t.qid: t for t in NuggetStore(Workspace(workspace)).export() if t.nuggets}
+    if workspace and cache_path == "trecbench-llm-cache.sqlite":
+        from pathlib import Path
+
+        cache_path = str(Path(workspace) / "bench.sqlite")
     if assignment_files:
         if answer_files:
             raise click.UsageError("give either ANSWER_FILES (to assign) or --assignments (already assigned)")
@@ -88,6 +100,10 @@ def answers(answer_files, nuggets_path, assigner, model, api_base, cache_path, c
     ts.emit(scores.frame, output, fmt, topics=per_topic, notes=scores.notes())
     for run, qid, error in scores.incomplete:
         click.echo(f"{run}: topic {qid} is incomplete and not scored: {error}", err=True)
+    if scores.incomplete:
+        # scored topics are printed above; the exit status tells scripts that some could not be
+        click.echo(f"{len(scores.incomplete)} (run, topic) assignment(s) failed; run again to retry them", err=True)
+        raise SystemExit(1)
     if scores.no_vital:
         click.echo(f"{len(scores.no_vital)} topic(s) have no vital nuggets, left out of V_strict and V: "
                    f"{ts.some(scores.no_vital)}", err=True)

@@ -11,6 +11,8 @@ import click
               help="Evidence JSONL {qid, evidence:[{id, text?, importance?, any_of:[[docid,...],...]}]}.")
 @click.option("--nuggets", "nuggets_path", type=click.Path(dir_okay=False), default=None,
               help="Take the evidence from a nuggets file instead: nuggets with support become items.")
+@click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
+              help="Take the evidence from this workspace's nuggets (those with supporting documents).")
 @click.option("--contexts", "contexts_paths", multiple=True, required=True, type=click.Path(dir_okay=False),
               help="A TREC run, or JSONL {qid, stage, docids:[...]} with ordered stages. Repeatable: one per system.")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
@@ -26,7 +28,7 @@ import click
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="Output format (json includes the funnel and what permissions dropped).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
-def evidence(evidence_path, nuggets_path, contexts_paths, k, stages, permissions_path, funnel, per_topic,
+def evidence(evidence_path, nuggets_path, workspace, contexts_paths, k, stages, permissions_path, funnel, per_topic,
              missing_topics, fmt, output) -> None:
     """Did retrieval bring back the evidence answers need, and which stage lost it?
 
@@ -40,16 +42,24 @@ def evidence(evidence_path, nuggets_path, contexts_paths, k, stages, permissions
     Example:
       trecbench eval evidence --evidence evidence.jsonl --contexts stages.jsonl -k 10 --funnel
       trecbench eval evidence --nuggets nuggets.jsonl --contexts bm25.txt --contexts dense.txt -q
+      trecbench eval evidence -w mybench --contexts staged.jsonl -k 5 --funnel
       trecbench eval evidence --evidence evidence.jsonl --contexts stages.jsonl --permissions acl.jsonl
     """
     from trecbench.evaluation import topic_scores as ts
     from trecbench.evaluation.evidence import (evaluate_evidence, evidence_from_nuggets, read_contexts,
                                                read_evidence)
 
-    if bool(evidence_path) == bool(nuggets_path):
-        raise click.UsageError("give --evidence or --nuggets (one of them)")
+    if sum(map(bool, (evidence_path, nuggets_path, workspace))) != 1:
+        raise click.UsageError("give one of --evidence, --nuggets or -w/--workspace")
     if evidence_path:
         items = read_evidence(evidence_path)
+    elif workspace:
+        from trecbench.nuggets.store import NuggetStore
+        from trecbench.store import Workspace
+
+        items = evidence_from_nuggets(NuggetStore(Workspace(workspace)).export())
+        if not items:
+            raise click.UsageError(f"{workspace}: no nugget has supporting documents yet")
     else:
         from trecbench.nuggets.io import read_nuggets
 

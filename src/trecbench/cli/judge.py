@@ -37,14 +37,17 @@ def judge() -> None:
 @click.option("--max-retries", type=int, default=4, show_default=True, help="Retries on 429, 5xx and timeouts.")
 @click.option("--limit", type=int, default=None, help="Judge at most this many documents in this run.")
 @click.option("--pool", "pool_name", default=None, help="Pool to judge (default: the newest).")
+@click.option("--relevant-grade", default=1, show_default=True, type=int,
+              help="Adaptive pools (mtf, maxmean): the grade from which a document counts as relevant.")
 @click.option("--dry-run", is_flag=True, help="Count the calls, tokens and dollars it would take; call nothing.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examples, concurrency, rpm, max_cost,
-        temperature, timeout, max_retries, limit, pool_name, dry_run, quiet) -> None:
+        temperature, timeout, max_retries, limit, pool_name, relevant_grade, dry_run, quiet) -> None:
     """Grade the pool's unjudged candidates 0-3 with MODEL; each judgment is saved as it arrives.
 
     Re-running judges only what is missing (replies are cached in the workspace, so nothing is paid
-    twice). A reply that cannot be read is re-asked, then recorded as a failure — never as a grade —
+    twice). An adaptive pool (mtf, maxmean) chooses each next document from the grades so far and
+    stops each topic at the pool's budget. A reply that cannot be read is re-asked, then recorded as a failure — never as a grade —
     and failures are listed at the end with exit status 1. Ctrl-C keeps every finished judgment.
 
     \b
@@ -53,12 +56,14 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
       trecbench judge llm -w mybench --model hosted_vllm/qwen2.5-7b --api-base http://gpu1:8000/v1 \\
           --api-base http://gpu2:8000/v1 --concurrency 32
       trecbench judge llm -w mybench --model openai/gpt-4o --dry-run
+      trecbench pool runs/*.txt --strategy mtf --budget 30 -w mybench --name mtf30
+      trecbench judge llm -w mybench --pool mtf30 --model openai/gpt-4o-mini
     """
     import asyncio
 
     from trecbench.llm import LLM, Budget, ModelConfig
-    from trecbench.qrels.judges.llm import (candidates, few_shot_examples, judge as run_judge, model_judge,
-                                            plan_tasks)
+    from trecbench.qrels.judges.llm import (candidates, few_shot_examples, judge as run_judge, judge_adaptive,
+                                            model_judge, plan_tasks)
     from trecbench.qrels.judges.prompts import load_prompt
     from trecbench.store import Workspace
 
@@ -73,14 +78,37 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
                          concurrency=concurrency, rpm=rpm)
     identity = model_judge(model, prompt, batch=batch, samples=samples, params=params)
     pool = candidates(ws, pool_name)
-    tasks, skipped = plan_tasks(pool, ws.judged_pairs(identity), batch, limit)
-    total = sum(len(t.docids) for t in tasks)
+    adaptive = pool.attrs.get("strategy") in ("mtf", "maxmean")
+    if adaptive:
+        from trecbench.pooling.pool import Pool, PoolInfo
+        from trecbench.store.workspace import load_pool
+
+        if batch > 1:
+            raise click.UsageError("an adaptive pool picks one document at a time: --batch must be 1")
+        stored = load_pool(ws, pool_name)
+        info = PoolInfo.from_dict(stored.attrs["info"])
+        adaptive_pool = Pool(stored.reset_index(drop=True), info)
+        mine = ws.judgments()
+        mine = mine[mine["judge"] == identity.name].sort_values("id")
+        done = {(q, d): int(g) for q, d, g in zip(mine["query_id"], mine["doc_id"], mine["grade"])}
+        per_topic = info.budget or stored.groupby("query_id").size().max()
+        total = min(len(stored), int(per_topic) * stored["query_id"].nunique())
+        total = max(total - len(done), 0) if limit is None else min(limit, total)
+        tasks, skipped = [], len(done)
+    else:
+        tasks, skipped = plan_tasks(pool, ws.judged_pairs(identity), batch, limit)
+        total = sum(len(t.docids) for t in tasks)
     corpus = ws.corpus()
     shots = few_shot_examples(ws, examples, corpus, ws.topics())
     client = LLM(config, cache=ws.path / "bench.sqlite", budget=Budget(max_cost) if max_cost else None,
                  dry_run=dry_run)
-    click.echo(f"judge {identity.name} (prompt sha256 {prompt.sha256[:12]}): {total} documents to judge "
-               f"in {len(tasks)} calls x {samples} sample(s); {skipped} already judged", err=True)
+    if adaptive:
+        click.echo(f"judge {identity.name} (prompt sha256 {prompt.sha256[:12]}): adaptive pool "
+                   f"{pool.attrs.get('name')!r} ({pool.attrs.get('strategy')}), up to {total} documents; "
+                   f"{skipped} already judged", err=True)
+    else:
+        click.echo(f"judge {identity.name} (prompt sha256 {prompt.sha256[:12]}): {total} documents to judge "
+                   f"in {len(tasks)} calls x {samples} sample(s); {skipped} already judged", err=True)
     bar = None
     if not quiet and not dry_run and total:
         from tqdm import tqdm
@@ -94,8 +122,14 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
                                 f"tokens {report.prompt_tokens + report.completion_tokens} ${report.cost:.4f}")
 
     try:
-        report = asyncio.run(run_judge(ws, client, prompt, tasks, identity, samples=samples, examples=shots,
-                                       corpus=corpus, on_progress=progress))
+        if adaptive:
+            report = asyncio.run(judge_adaptive(ws, client, prompt, adaptive_pool, identity, budget=info.budget,
+                                                relevant_grade=relevant_grade, samples=samples, examples=shots,
+                                                corpus=corpus, done=done, on_progress=progress))
+            skipped = report.skipped
+        else:
+            report = asyncio.run(run_judge(ws, client, prompt, tasks, identity, samples=samples, examples=shots,
+                                           corpus=corpus, on_progress=progress))
     except KeyboardInterrupt:
         if bar is not None:
             bar.close()

@@ -60,8 +60,13 @@ def pool() -> None:
 @click.option("--rrf-k", type=click.FloatRange(min=0), default=60.0, show_default=True, help="k of rrf: 1/(k+rank).")
 @click.option("--rbp-p", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8, show_default=True,
               help="Persistence p of rbp: weight (1-p)p^(rank-1).")
-@click.option("-o", "--output", default="-", show_default=True, help="Pool file to write (TSV).")
-def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, threshold, rrf_k, rbp_p, output) -> None:
+@click.option("-o", "--output", default=None, help="Pool file to write (TSV); standard output when neither -o nor -w.")
+@click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
+              help="Store the pool in this workspace (what `judge llm` and `serve` judge); the workspace's corpus "
+                   "and topics are used unless --corpus / --topics are given.")
+@click.option("--name", default=None, help="Name of the pool in the workspace (default: strategy-depth-N).")
+def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, threshold, rrf_k, rbp_p, output, workspace,
+          name) -> None:
     """Pool RUN files: one candidate per (topic, docid), with the runs that retrieved it, in judging order.
 
     Writes the pool file (TSV with a header: query_id doc_id priority best_rank n_runs runs ranks group
@@ -72,9 +77,21 @@ def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, thresh
       trecbench pool build bm25.txt dense.txt splade.txt --depth 100 -o pool.tsv
       trecbench pool bm25.txt dense.txt --depth 100 --strategy rrf --budget 50 -o pool.tsv
       trecbench pool bm25.txt dense.txt --corpus corpus.jsonl --dedup near -o pool.tsv
+      trecbench pool bm25.txt dense.txt --depth 20 --dedup near -w mybench
     """
     from trecbench.pooling.pool import build_pool
     from trecbench.pooling.strategies import get_strategy
+
+    ws = None
+    if workspace:
+        from trecbench.store import Workspace
+
+        ws = Workspace(workspace)
+        corpus_path = corpus_path or ws.corpus_source
+        if not topics_path and ws.topics():
+            topics_path = None  # the workspace's topics, below
+    if output is None and ws is None:
+        output = "-"
 
     if dedup != "none" and not corpus_path:
         raise click.UsageError(f"--dedup {dedup} needs the documents' text: give --corpus")
@@ -84,6 +101,8 @@ def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, thresh
         from trecbench.topics import read_topics
 
         topics = [t.qid for t in read_topics(topics_path)]
+    elif ws is not None and ws.topics():
+        topics = list(ws.topics())
     corpus = None
     if corpus_path:
         from trecbench.corpus import open_corpus
@@ -92,12 +111,22 @@ def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, thresh
     result = build_pool(list(runs), depth=depth, strategy=get_strategy(strategy, **params), budget=budget,
                         topics=topics, topics_source=topics_path, corpus=corpus, dedup=dedup, threshold=threshold)
     _problems(result.problems)
-    stream = _output(output)
-    try:
-        result.write(stream)
-    finally:
-        if stream is not sys.stdout:
-            stream.close()
+    if output is not None:
+        stream = _output(output)
+        try:
+            result.write(stream)
+        finally:
+            if stream is not sys.stdout:
+                stream.close()
+    if ws is not None:
+        from trecbench.store.workspace import save_pool
+
+        pool_name = name or f"{strategy}-{depth}"
+        try:
+            save_pool(ws, pool_name, strategy, result.info.as_dict(), result.candidates)
+        except ValueError as e:
+            raise click.BadParameter(f"{e}; choose another --name", param_hint="'--name'") from None
+        click.echo(f"stored in {workspace} as pool {pool_name!r}", err=True)
     c = result.candidates
     topics_n = c["query_id"].nunique()
     click.echo(f"pool: {len(c)} candidates over {topics_n} topic{'s' * (topics_n != 1)} from {len(runs)} "

@@ -52,12 +52,10 @@ class TopK:
 
 
 def _arrow_strings(values: Any) -> Any:
-    """A column of ids as one pyarrow large_string array (zero-copy for pandas' pyarrow-backed strings)."""
+    """A column of ids as a pyarrow large_string (chunked) array, zero-copy for pandas' pyarrow-backed strings."""
     import pyarrow as pa
 
     arr = pa.array(values) if not isinstance(values, (pa.Array, pa.ChunkedArray)) else values
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
     if arr.type != pa.large_string():
         arr = arr.cast(pa.large_string())
     return arr
@@ -73,7 +71,7 @@ def top_k(run: pd.DataFrame, depth: int | None) -> TopK:
     n = len(run)
     if n == 0:
         return TopK(qids, docs, np.empty(0, dtype=np.int32), 0)
-    encoded = pc.dictionary_encode(qids)
+    encoded = pc.dictionary_encode(_one_chunk(qids))  # topic ids are short: one chunk is cheap
     qcode = encoded.indices.to_numpy().astype(np.int64)  # codes in order of first appearance
     score = run["score"].to_numpy(dtype=np.float64).astype(np.float32)
     ordered = (qcode[1:] >= qcode[:-1]).all() and ((qcode[1:] != qcode[:-1]) | (score[1:] <= score[:-1])).all()
@@ -92,7 +90,17 @@ def top_k(run: pd.DataFrame, depth: int | None) -> TopK:
         keep = pos < depth
         order, pos = order[keep], pos[keep]
     take = pa.array(order)
-    return TopK(qids.take(take), docs.take(take), (pos + 1).astype(np.int32), len(encoded.dictionary))
+    return TopK(_one_chunk(qids.take(take)), _one_chunk(docs.take(take)), (pos + 1).astype(np.int32),
+                len(encoded.dictionary))
+
+
+def _one_chunk(arr: Any) -> Any:
+    """A pyarrow array in one piece (a chunked one is concatenated)."""
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        return arr.combine_chunks() if arr.num_chunks else pa.array([], type=arr.type)
+    return arr
 
 
 def _runs_of(sorted_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -120,7 +128,7 @@ def _break_ties(order: np.ndarray, qcode: np.ndarray, score: np.ndarray, docs: A
     tied[1:] |= same
     tied[:-1] |= same
     group = np.cumsum(np.r_[True, ~same])
-    by_docid = pc.array_sort_indices(docs.take(pa.array(order[tied])), order="descending").to_numpy()
+    by_docid = pc.array_sort_indices(_one_chunk(docs.take(pa.array(order[tied]))), order="descending").to_numpy()
     doc_key = np.zeros(len(order), dtype=np.int64)
     where = np.flatnonzero(tied)
     doc_key[where[by_docid]] = np.arange(len(by_docid))

@@ -68,7 +68,8 @@ def propagate(grades: pd.DataFrame, pool: pd.DataFrame | None) -> tuple[pd.DataF
     source = judged[["query_id", "group", "doc_id", "relevance", "judge"]].rename(columns={"doc_id": "source"})
     todo = members.merge(source, on=["query_id", "group"], how="inner")
     have = set(zip(grades["query_id"], grades["doc_id"]))
-    todo = todo[[(q, d) not in have for q, d in zip(todo["query_id"], todo["doc_id"])]]
+    missing = [(q, d) not in have for q, d in zip(todo["query_id"], todo["doc_id"])]
+    todo = todo.loc[pd.Series(missing, index=todo.index, dtype=bool)]
     added = pd.DataFrame({"query_id": todo["query_id"], "doc_id": todo["doc_id"], "relevance": todo["relevance"],
                           "judge": todo["judge"], "propagated_from": todo["source"]})
     return pd.concat([out, added], ignore_index=True), len(added)

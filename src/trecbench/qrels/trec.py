@@ -1,4 +1,5 @@
-"""Read, validate and write TREC qrels files (`qid iteration docid grade`), `#` comment lines allowed."""
+"""Read, validate and write TREC qrels files (`qid iteration docid grade`), `#` comment lines allowed;
+read an ir_datasets dataset's qrels (`irds:<dataset-id>`) into the same frame."""
 from __future__ import annotations
 
 import os
@@ -8,6 +9,7 @@ from typing import TextIO, Union
 import numpy as np
 import pandas as pd
 
+from trecbench._irds import is_irds, iter_qrels
 from trecbench._trecfile import (
     PathLike,
     check_ids,
@@ -31,6 +33,7 @@ def read_qrels(path: PathLike) -> pd.DataFrame:
 
     Lines whose first non-blank character is `#` are comments; `#` elsewhere is part of a field
     (MS MARCO v2.1 segment ids contain it). Grades may be negative (-1: pooled, not judged).
+    `path` may also be `irds:<dataset-id>`: that ir_datasets dataset's qrels, `path` in attrs.
     Raises InputError listing every problem, each as `path:line: what is wrong`.
     """
     frame, problems = check_qrels(path)
@@ -41,7 +44,12 @@ def read_qrels(path: PathLike) -> pd.DataFrame:
 
 
 def check_qrels(path: PathLike) -> tuple[pd.DataFrame | None, list[Problem]]:
-    """Read and validate in one pass: the qrels (None if there is any problem) and every problem."""
+    """Read and validate in one pass: the qrels (None if there is any problem) and every problem.
+
+    For `irds:<dataset-id>` a problem's line is the record's position among the dataset's qrels.
+    """
+    if is_irds(path):
+        return _irds_qrels(str(path))
     try:
         data = read_bytes(path)
     except InputError as e:
@@ -74,6 +82,36 @@ def write_qrels(df: pd.DataFrame, path: Union[str, "os.PathLike[str]", TextIO]) 
         return
     with open(path, "w", encoding="utf-8", newline="\n") as f:  # type: ignore[arg-type]
         f.writelines(lines)
+
+
+def _irds_qrels(source: str) -> tuple[pd.DataFrame | None, list[Problem]]:
+    """An ir_datasets dataset's qrels, checked as a file's are (a pair judged twice is a problem)."""
+    try:
+        records = list(iter_qrels(source))
+    except InputError as e:
+        return None, e.problems
+    problems: list[Problem] = []
+    first: dict[tuple[str, str], int] = {}
+    for number, (qid, _, docid, _) in enumerate(records, start=1):
+        seen = first.setdefault((qid, docid), number)
+        if seen != number:
+            message = f"docid {quoted(docid)} judged twice for topic {quoted(qid)} (first in qrels record {seen})"
+            problems.append(Problem(source, number, message))
+    if not records:
+        problems.append(Problem(source, 0, "no qrels in this ir_datasets dataset"))
+    if problems:
+        return None, problems
+    qids, iterations, docids, grades = zip(*records)
+    frame = pd.DataFrame(
+        {
+            "query_id": object_column(list(qids)),
+            "iteration": object_column(list(iterations)),
+            "doc_id": object_column(list(docids)),
+            "relevance": np.array(grades, dtype=np.int64),
+        }
+    )
+    frame.attrs["path"] = source
+    return frame, []
 
 
 def _fast_qrels(data: bytes, path: str) -> pd.DataFrame | None:

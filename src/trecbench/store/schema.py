@@ -102,6 +102,11 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (qid, drafter)
     );
     """,
+    # 3: pools keep each candidate's rank in every run that retrieved it, so adaptive strategies
+    #    (mtf, maxmean) can walk the runs again when judging from the workspace
+    """
+    ALTER TABLE pool_candidates ADD COLUMN ranks TEXT;
+    """,
 ]
 
 

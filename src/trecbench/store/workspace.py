@@ -310,10 +310,10 @@ def _portable(source: str | None, root: Path) -> str | None:
     if not source or source.startswith("irds:"):
         return source
     p = Path(source).resolve()
-    try:
+    home = root.resolve().parent
+    if p == home or home in p.parents:
         return os.path.relpath(p, root.resolve())
-    except ValueError:
-        return str(p)
+    return str(p)
 
 
 def text_hash(text: str) -> str:
@@ -327,18 +327,20 @@ def save_pool(ws: Workspace, name: str, strategy: str, params: dict, candidates)
     for r in candidates.itertuples(index=False):
         d = r._asdict()
         runs = d.get("runs")
+        ranks = d.get("ranks")
         rows.append((str(d["query_id"]), str(d["doc_id"]), int(d.get("priority", 0)),
                      _opt_int(d.get("best_rank")), _opt_int(d.get("n_runs")),
                      ";".join(runs) if isinstance(runs, (list, tuple)) else runs,
-                     None if d.get("group") in (None, "") else str(d.get("group")),
-                     int(bool(d.get("representative", True)))))
+                     None if d.get("group") in (None, "") or d.get("group") != d.get("group") else str(d.get("group")),
+                     int(bool(d.get("representative", True))),
+                     ";".join(map(str, ranks)) if isinstance(ranks, (list, tuple)) else ranks))
     with ws.transaction() as c:
         if c.execute("SELECT 1 FROM pools WHERE name = ?", (name,)).fetchone():
             raise ValueError(f"a pool named {name!r} already exists in {ws.path}")
         pool_id = c.execute("INSERT INTO pools (name, strategy, params_json, created_at) VALUES (?, ?, ?, ?)",
                             (name, strategy, json.dumps(params, sort_keys=True, default=str), now())).lastrowid
         c.executemany("INSERT INTO pool_candidates (pool_id, qid, docid, priority, best_rank, n_runs, runs, "
-                      "dup_group, representative) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      "dup_group, representative, ranks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                       [(pool_id, *row) for row in rows])
     return pool_id
 
@@ -348,17 +350,21 @@ def load_pool(ws: Workspace, name: str | None = None):
     import pandas as pd
 
     conn = ws.connection()
-    row = (conn.execute("SELECT id, name FROM pools WHERE name = ?", (name,)).fetchone() if name
-           else conn.execute("SELECT id, name FROM pools ORDER BY id DESC LIMIT 1").fetchone())
+    row = (conn.execute("SELECT id, name, strategy, params_json FROM pools WHERE name = ?", (name,)).fetchone()
+           if name else conn.execute("SELECT id, name, strategy, params_json FROM pools ORDER BY id DESC LIMIT 1")
+           .fetchone())
     if row is None:
         if name:
             raise InputError(str(ws.path), 0, f"no pool named {name!r}")
         return None
     frame = pd.read_sql_query(
-        "SELECT qid AS query_id, docid AS doc_id, priority, best_rank, n_runs, runs, dup_group AS \"group\", "
-        "representative FROM pool_candidates WHERE pool_id = ? ORDER BY qid, priority", conn, params=(row[0],))
+        "SELECT qid AS query_id, docid AS doc_id, priority, best_rank, n_runs, runs, ranks, "
+        "dup_group AS \"group\", representative FROM pool_candidates WHERE pool_id = ? ORDER BY qid, priority",
+        conn, params=(row[0],))
     frame["representative"] = frame["representative"].astype(bool)
     frame.attrs["name"] = row[1]
+    frame.attrs["strategy"] = row[2]
+    frame.attrs["info"] = json.loads(row[3] or "{}")
     return frame
 
 

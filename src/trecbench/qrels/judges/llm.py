@@ -106,73 +106,84 @@ def vote(grades: list[int]) -> int:
     return min(g for g, c in counts.items() if c == top)
 
 
-async def judge(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task], judge_id: Judge, *,
-                samples: int = 1, examples: dict[str, list[Example]] | None = None, corpus=None,
-                on_progress: Callable[[Report, int], None] | None = None) -> Report:
-    """Ask the model about every task and record each judgment at once; returns what happened."""
-    from trecbench.llm import BudgetExceeded
+class _Judger:
+    """Asks the model about one task and records its judgments at once; shared by the ordered and adaptive loops."""
 
-    report = Report()
-    topics = ws.topics()
-    corpus = corpus or ws.corpus()
-    queue: asyncio.Queue[Task] = asyncio.Queue()
-    for t in tasks:
-        queue.put_nowait(t)
-    stop = asyncio.Event()
+    def __init__(self, ws: Workspace, llm, prompt: Prompt, judge_id: Judge, *, samples: int,
+                 examples: dict[str, list[Example]] | None, corpus, report: Report):
+        self.ws, self.llm, self.prompt, self.judge_id = ws, llm, prompt, judge_id
+        self.samples, self.examples, self.corpus, self.report = samples, examples or {}, corpus, report
+        self.topics = ws.topics()
 
-    async def one(task: Task) -> None:
-        topic = topics.get(task.qid)
-        texts, present, hashes = [], [], []
+    def _fail(self, qid: str, docid: str, why: str, **extra) -> Judgment:
+        self.report.failed.append((qid, docid, why))
+        return Judgment(qid, docid, None, self.judge_id, status="failed", error=why, **extra)
+
+    async def __call__(self, task: Task) -> dict[str, int | None]:
+        """{docid: grade, or None when it failed}; every judgment is recorded before returning."""
+        ws, report = self.ws, self.report
+        topic = self.topics.get(task.qid)
+        texts, present, hashes, rows = [], [], [], []
         for docid in task.docids:
-            doc = corpus.get(docid)
+            doc = self.corpus.get(docid)
             if doc is None:
-                ws.record(Judgment(task.qid, docid, None, judge_id, status="failed",
-                                   error="document not in the corpus"))
-                report.failed.append((task.qid, docid, "document not in the corpus"))
+                rows.append(self._fail(task.qid, docid, "document not in the corpus"))
+            elif topic is None:
+                rows.append(self._fail(task.qid, docid, "topic not in the workspace"))
             else:
                 texts.append(doc.text if not doc.title else f"{doc.title}\n{doc.text}")
                 present.append(docid)
                 hashes.append(text_hash(doc.text))  # the document's text, as evidence links hash it
-        if not present:
-            return
-        if topic is None:
-            for docid in present:
-                ws.record(Judgment(task.qid, docid, None, judge_id, status="failed", error="topic not in the workspace"))
-                report.failed.append((task.qid, docid, "topic not in the workspace"))
-            return
-        messages = build_messages(prompt, topic.text, texts, narrative=topic.narrative,
-                                  examples=(examples or {}).get(task.qid, []))
-        outcomes = []
-        for s in range(samples):
-            extra = {"seed": s} if samples > 1 else {}
-            outcome = await llm.ask(messages, parse=lambda text: parse_grades(text, len(texts), prompt.max_grade),
-                                    purpose="judge", **extra)
-            for c in outcome.completions:
-                report.calls += 0 if c.cached else 1
-                report.cached += 1 if c.cached else 0
-                report.prompt_tokens += c.prompt_tokens
-                report.completion_tokens += c.completion_tokens
-                report.cost += c.cost
-            outcomes.append(outcome)
-        good = [o for o in outcomes if o.ok]
-        raws = [o.raw for o in outcomes]
-        raw = raws[0] if samples == 1 else json.dumps(raws)
-        rows = []
-        for i, (docid, digest) in enumerate(zip(present, hashes)):
-            if not good:
-                why = outcomes[-1].error or "no reply"
-                rows.append(Judgment(task.qid, docid, None, judge_id, status="failed", raw_reply=raw, error=why,
-                                     doc_hash=digest))
-                report.failed.append((task.qid, docid, why))
-                continue
-            grades = [o.value[i][0] for o in good]
-            grade = vote(grades)
-            reason = next(o.value[i][1] for o in good if o.value[i][0] == grade)
-            note = None if len(good) == samples else f"{samples - len(good)} of {samples} samples failed"
-            rows.append(Judgment(task.qid, docid, grade, judge_id, raw_reply=raw, rationale=reason, error=note,
-                                 doc_hash=digest))
-            report.judged += 1
+        grades: dict[str, int | None] = {r.docid: None for r in rows}
+        if present:
+            messages = build_messages(self.prompt, topic.text, texts, narrative=topic.narrative,
+                                      examples=self.examples.get(task.qid, []))
+            outcomes = []
+            for s in range(self.samples):
+                extra = {"seed": s} if self.samples > 1 else {}
+                outcome = await self.llm.ask(
+                    messages, parse=lambda text: parse_grades(text, len(texts), self.prompt.max_grade),
+                    purpose="judge", **extra)
+                for c in outcome.completions:
+                    report.calls += 0 if c.cached else 1
+                    report.cached += 1 if c.cached else 0
+                    report.prompt_tokens += c.prompt_tokens
+                    report.completion_tokens += c.completion_tokens
+                    report.cost += c.cost
+                outcomes.append(outcome)
+            good = [o for o in outcomes if o.ok]
+            raws = [o.raw for o in outcomes]
+            raw = raws[0] if self.samples == 1 else json.dumps(raws)
+            for i, (docid, digest) in enumerate(zip(present, hashes)):
+                if not good:
+                    rows.append(self._fail(task.qid, docid, outcomes[-1].error or "no reply", raw_reply=raw,
+                                           doc_hash=digest))
+                    grades[docid] = None
+                    continue
+                grade = vote([o.value[i][0] for o in good])
+                reason = next(o.value[i][1] for o in good if o.value[i][0] == grade)
+                note = None if len(good) == self.samples else f"{self.samples - len(good)} of {self.samples} samples failed"
+                rows.append(Judgment(task.qid, docid, grade, self.judge_id, raw_reply=raw, rationale=reason,
+                                     error=note, doc_hash=digest))
+                grades[docid] = grade
+                report.judged += 1
         ws.record_many(rows)
+        return grades
+
+
+async def judge(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task], judge_id: Judge, *,
+                samples: int = 1, examples: dict[str, list[Example]] | None = None, corpus=None,
+                on_progress: Callable[[Report, int], None] | None = None) -> Report:
+    """Ask the model about every task (in order, `concurrency` at a time) and record each judgment at once."""
+    from trecbench.llm import BudgetExceeded
+
+    report = Report()
+    one = _Judger(ws, llm, prompt, judge_id, samples=samples, examples=examples, corpus=corpus or ws.corpus(),
+                  report=report)
+    queue: asyncio.Queue[Task] = asyncio.Queue()
+    for t in tasks:
+        queue.put_nowait(t)
+    stop = asyncio.Event()
 
     async def worker() -> None:
         while not stop.is_set():
@@ -191,4 +202,61 @@ async def judge(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task], judge
 
     workers = max(1, getattr(llm.config, "concurrency", 8))
     await asyncio.gather(*(worker() for _ in range(workers)))
+    return report
+
+
+async def judge_adaptive(ws: Workspace, llm, prompt: Prompt, pool, judge_id: Judge, *, budget: int | None,
+                         relevant_grade: int = 1, samples: int = 1, examples=None, corpus=None,
+                         done: dict[tuple[str, str], int] | None = None,
+                         on_progress: Callable[[Report, int], None] | None = None) -> Report:
+    """Judge an adaptive pool (mtf, maxmean): the strategy picks each next document from the grades so far.
+
+    Topics are judged side by side (up to `concurrency`), each one document at a time, until its
+    strategy has nothing left or `budget` judgments were spent on it. Grades this judge already gave
+    (`done`) are replayed to the strategy without a call. A failed judgment counts as not relevant for
+    the strategy's next choice only; it is recorded as a failure, not as a grade.
+    """
+    from trecbench.llm import BudgetExceeded
+    from trecbench.pooling.session import JudgingSession
+    from trecbench.pooling.strategies import get_strategy
+
+    report = Report()
+    one = _Judger(ws, llm, prompt, judge_id, samples=samples, examples=examples, corpus=corpus or ws.corpus(),
+                  report=report)
+    done = done or {}
+    stop = asyncio.Event()
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    for qid in pool.topics:
+        queue.put_nowait(qid)
+
+    async def topic_worker() -> None:
+        while not stop.is_set():
+            try:
+                qid = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            strategy = get_strategy(pool.info.strategy, **pool.info.params)
+            session = JudgingSession(pool, strategy, budget=budget, topics=[qid])
+            while not stop.is_set():
+                nxt = session.next()
+                if nxt is None:
+                    break
+                q, docid = nxt
+                if (q, docid) in done:
+                    report.skipped += 1
+                    session.record(q, docid, done[(q, docid)] >= relevant_grade)
+                    continue
+                try:
+                    grades = await one(Task(q, (docid,)))
+                except BudgetExceeded as e:
+                    report.stopped = str(e)
+                    stop.set()
+                    break
+                grade = grades.get(docid)
+                session.record(q, docid, grade is not None and grade >= relevant_grade)
+                if on_progress:
+                    on_progress(report, 1)
+
+    workers = max(1, getattr(llm.config, "concurrency", 8))
+    await asyncio.gather(*(topic_worker() for _ in range(workers)))
     return report

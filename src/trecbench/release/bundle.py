@@ -1,0 +1,284 @@
+"""A release: the benchmark frozen into plain files, with a manifest that hashes each of them and every judged
+document's text, says who judged, and counts what is inside.
+
+A release folder holds:
+
+- `topics.tsv` (`qid<TAB>text`), or `topics.jsonl` when a topic has a narrative or other fields;
+- `qrels.txt`: one grade per (topic, document), chosen as `trecbench qrels export` chooses it, duplicates
+  in the pool given their group's grade;
+- `nuggets.jsonl`: the approved nuggets (drafts too with `include_drafts`), in trecbench's nuggets format;
+- `evidence.jsonl`: the nuggets that have supporting documents, as `{qid, evidence: [{id, text, importance,
+  any_of}]}`, the file `trecbench eval evidence --evidence` reads;
+- `manifest.json`: format, version, time, trecbench version, each file's sha256 and size, every judged
+  document's text hash (`trecbench.store.text_hash`), the judges with their provenance and the number of
+  their judgments the qrels use, and counts.
+
+Files are written to a temporary folder beside the target and moved into place at the end, so a failed
+release leaves nothing half-written, and a release replaced with `force` is replaced whole.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from trecbench.errors import InputError
+
+FORMAT = "trecbench-release/1"
+MANIFEST = "manifest.json"
+_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+class ReleaseError(ValueError):
+    """An option that does not fit the workspace (a bad version name, an unknown judge)."""
+
+
+@dataclass
+class ReleaseSummary:
+    """What `make_release` wrote: the folder, its manifest (as written), the manifest's sha256, and warnings."""
+
+    path: Path
+    manifest: dict
+    manifest_sha256: str
+    warnings: list[str] = field(default_factory=list)
+
+
+class _Silent:
+    total = None
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_description_str(self, text: str) -> None:
+        pass
+
+    def refresh(self) -> None:
+        pass
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def make_release(workspace: Any, version: str, output: str | os.PathLike | None = None, *, prefer: str = "human",
+                 judge: str | None = None, include_drafts: bool = False, force: bool = False,
+                 progress: Any = None) -> ReleaseSummary:
+    """Write the release `version` of `workspace` (a path or a `Workspace`) to `output`.
+
+    output: the release folder (default BENCH/releases/VERSION). An existing folder is refused unless
+        `force`, and even then only a previous release (a folder with a manifest.json) or an empty folder
+        is replaced.
+    prefer, judge: which judgment of a pair makes the qrels, as `qrels export --prefer/--judge`.
+    include_drafts: release nuggets still in draft too (default: approved ones only).
+    progress: a tqdm-like bar (total, update, set_description_str) advanced per document hashed.
+    """
+    from trecbench import __version__
+    from trecbench.nuggets.io import write_nuggets
+    from trecbench.nuggets.store import NuggetStore
+    from trecbench.qrels import write_qrels
+    from trecbench.qrels.select import propagate, select_grades, to_qrels
+    from trecbench.store import Workspace
+    from trecbench.store.workspace import load_pool
+
+    bar = progress if progress is not None else _Silent()
+    if not isinstance(version, str) or not _VERSION.fullmatch(version):
+        raise ReleaseError(f"version {version!r}: use letters, digits, '.', '_' or '-' (for example v1 or 2025.1)")
+    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+    target = Path(output) if output is not None else ws.path / "releases" / version
+    _check_target(target, force)
+
+    topics = list(ws.topics().values())
+    if not topics:
+        raise InputError(str(ws.path), 0, "the workspace has no topics to release (give --topics to `trecbench init`)")
+    judgments = ws.judgments()
+    if judgments.empty:
+        raise InputError(str(ws.path), 0, "the workspace has no judgments to release")
+    try:
+        grades = select_grades(judgments, judge=judge, prefer=prefer)
+    except ValueError as e:
+        raise ReleaseError(str(e)) from None
+    pool = load_pool(ws)
+    grades, propagated = propagate(grades, pool)
+    qrels = to_qrels(grades)
+    nuggets = NuggetStore(ws).export(approved_only=not include_drafts)
+    evidence = evidence_lines(nuggets)
+
+    docids = sorted(set(qrels["doc_id"].astype(str)) | {d for line in evidence for e in line["evidence"]
+                                                        for g in e["any_of"] for d in g})
+    bar.total = len(docids)
+    bar.refresh()
+    bar.set_description_str("hashing documents")
+    documents, missing = hash_documents(ws.corpus(), docids, bar)
+    warnings = []
+    if missing:
+        shown = " ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
+        warnings.append(f"{len(missing)} judged document(s) are not in the corpus, recorded without a hash: {shown}")
+
+    staging = target.parent / f".{target.name}.partial-{os.getpid()}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    try:
+        files = [_write_topics(staging, topics)]
+        write_qrels(qrels[["query_id", "iteration", "doc_id", "relevance"]], staging / "qrels.txt")
+        files.append("qrels.txt")
+        if nuggets:
+            write_nuggets(nuggets, staging / "nuggets.jsonl")
+            files.append("nuggets.jsonl")
+        else:
+            warnings.append("no nuggets released: approve nuggets in the web app, or give --include-drafts"
+                            if not include_drafts else "no nuggets released: the workspace has none")
+        if evidence:
+            (staging / "evidence.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in evidence),
+                                                    encoding="utf-8")
+            files.append("evidence.jsonl")
+        elif nuggets:
+            warnings.append("no evidence released: no released nugget is linked to supporting documents")
+        manifest = {
+            "format": FORMAT,
+            "name": ws.settings.name,
+            "version": version,
+            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "trecbench_version": __version__,
+            "corpus": ws.settings.corpus,
+            "files": {name: {"sha256": file_sha256(staging / name), "bytes": (staging / name).stat().st_size}
+                      for name in files},
+            "qrels": {"policy": f"judge {judge}" if judge else f"prefer {prefer}",
+                      "pool": pool.attrs.get("name") if pool is not None else None,
+                      "propagated_from_duplicates": propagated},
+            "judges": judge_provenance(ws, qrels),
+            "counts": _counts(topics, qrels, propagated, nuggets, evidence, documents, missing),
+            "judged_documents": documents,
+        }
+        text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+        (staging / MANIFEST).write_text(text, encoding="utf-8")
+        _move_into_place(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return ReleaseSummary(target, manifest, hashlib.sha256(text.encode("utf-8")).hexdigest(), warnings)
+
+
+def _check_target(target: Path, force: bool) -> None:
+    if not target.exists():
+        return
+    if not target.is_dir():
+        raise InputError(str(target), 0, "exists and is not a folder")
+    if not any(target.iterdir()):
+        return
+    if not force:
+        raise InputError(str(target), 0, "already exists: give --force to replace the release")
+    if not (target / MANIFEST).is_file():
+        raise InputError(str(target), 0, f"is not a release folder (no {MANIFEST}): not replacing it, even with --force")
+
+
+def _move_into_place(staging: Path, target: Path) -> None:
+    old = None
+    if target.exists():
+        old = target.parent / f".{target.name}.replaced-{os.getpid()}"
+        target.rename(old)
+    staging.rename(target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _write_topics(folder: Path, topics: list) -> str:
+    """topics.tsv, or topics.jsonl when a topic has more than a one-line text (narrative, other fields)."""
+    rich = any(t.narrative or t.fields or "\t" in t.text or "\n" in t.text or "\r" in t.text for t in topics)
+    if rich:
+        (folder / "topics.jsonl").write_text("".join(json.dumps(t.as_dict(), ensure_ascii=False) + "\n"
+                                                     for t in topics), encoding="utf-8")
+        return "topics.jsonl"
+    with open(folder / "topics.tsv", "w", encoding="utf-8", newline="\n") as f:
+        f.writelines(f"{t.qid}\t{t.text}\n" for t in topics)
+    return "topics.tsv"
+
+
+def evidence_lines(topics: list) -> list[dict]:
+    """`{qid, evidence: [{id, text, importance, any_of}]}` per topic, from the nuggets that have support."""
+    out = []
+    for t in topics:
+        items = [{"id": n.id, "text": n.text, "importance": n.importance, "any_of": [list(g) for g in n.support]}
+                 for n in t.nuggets if n.support]
+        if items:
+            out.append({"qid": t.qid, "evidence": items})
+    return out
+
+
+def hash_documents(corpus: Any, docids: list[str], bar: Any = None) -> tuple[dict[str, str | None], list[str]]:
+    """{docid: sha256 of its text} (None for a document the corpus lacks), and the missing docids."""
+    from trecbench.store import text_hash
+
+    bar = bar if bar is not None else _Silent()
+    out: dict[str, str | None] = {}
+    missing = []
+    for docid in docids:
+        doc = corpus.get(docid)
+        if doc is None:
+            missing.append(docid)
+            out[docid] = None
+        else:
+            out[docid] = text_hash(doc.text)
+        bar.update()
+    return out, missing
+
+
+def judge_provenance(ws: Any, qrels: pd.DataFrame) -> list[dict]:
+    """Every judge of the workspace with its provenance, its judgments, and how many of them the qrels use."""
+    conn = ws.connection()
+    rows = pd.read_sql_query(
+        "SELECT j.id, j.qid AS query_id, j.docid AS doc_id, j.grade, j.judge_id, g.name AS judge FROM judgments j "
+        "JOIN judges g ON g.id = j.judge_id WHERE j.status = 'ok' AND j.propagated_from IS NULL", conn)
+    direct = qrels[qrels["propagated_from"].isna()][["query_id", "doc_id", "relevance", "judge"]]
+    # the judgment a chosen grade came from: that judge's latest judgment of the pair with that grade
+    chosen = direct.merge(rows, left_on=["query_id", "doc_id", "judge", "relevance"],
+                          right_on=["query_id", "doc_id", "judge", "grade"])
+    chosen = chosen.sort_values("id").groupby(["query_id", "doc_id"], sort=False).tail(1)
+    used = chosen.groupby("judge_id").size()
+    source = dict(zip(zip(chosen["query_id"], chosen["doc_id"]), chosen["judge_id"]))
+    copies = qrels[qrels["propagated_from"].notna()]
+    lent = pd.Series([source.get((q, d)) for q, d in zip(copies["query_id"], copies["propagated_from"])],
+                     dtype="object").dropna().value_counts()
+    judges = []
+    for jid, kind, name, model, prompt_id, prompt_hash, params, created, ok, failed in conn.execute(
+            "SELECT g.id, g.kind, g.name, g.model, g.prompt_id, g.prompt_hash, g.params_json, g.created_at, "
+            "SUM(j.status = 'ok'), SUM(j.status = 'failed') FROM judges g JOIN judgments j ON j.judge_id = g.id "
+            "GROUP BY g.id ORDER BY g.id"):
+        judges.append({"kind": kind, "name": name, "model": model, "prompt_id": prompt_id,
+                       "prompt_hash": prompt_hash, "params": json.loads(params or "{}"), "first_seen": created,
+                       "judgments": int(ok or 0), "failed": int(failed or 0),
+                       "used_in_qrels": int(used.get(jid, 0)), "propagated_in_qrels": int(lent.get(jid, 0))})
+    return judges
+
+
+def _counts(topics: list, qrels: pd.DataFrame, propagated: int, nuggets: list, evidence: list[dict],
+            documents: dict, missing: list[str]) -> dict:
+    grades = qrels["relevance"].astype(int).value_counts().sort_index()
+    all_nuggets = [n for t in nuggets for n in t.nuggets]
+    return {
+        "topics": len(topics),
+        "topics_judged": int(qrels["query_id"].nunique()),
+        "judgments": len(qrels),
+        "judged_directly": len(qrels) - propagated,
+        "propagated": propagated,
+        "relevance": {str(g): int(n) for g, n in grades.items()},
+        "relevant": int((qrels["relevance"] > 0).sum()),
+        "nuggets": {"topics": len(nuggets), "vital": sum(n.importance == "vital" for n in all_nuggets),
+                    "okay": sum(n.importance == "okay" for n in all_nuggets),
+                    "draft": sum(n.status == "draft" for n in all_nuggets)},
+        "evidence": {"topics": len(evidence), "items": sum(len(x["evidence"]) for x in evidence)},
+        "judged_documents": len(documents),
+        "judged_documents_missing_from_corpus": len(missing),
+    }

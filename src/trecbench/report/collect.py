@@ -1,0 +1,608 @@
+"""What the report shows, gathered from a workspace and the files given: one small record per section.
+
+A section without data is not dropped: it carries a `Missing` saying what would fill it and the
+command that does, so a reader of the report knows what is absent and why.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from trecbench.errors import InputError
+from trecbench.report.scores import ScoreTable, score_table
+
+DEFAULT_MEASURES = ("nDCG@10", "R@100", "AP")
+
+
+class ReportOptionError(ValueError):
+    """An option that does not fit the workspace (an unknown baseline run or pool, a bad measure)."""
+
+
+@dataclass
+class ReportOptions:
+    """Everything `trecbench report` can be told; the defaults are the command's."""
+
+    runs: Sequence[str] = ()  # run files, beside those registered in the workspace
+    measures: Sequence[str] = DEFAULT_MEASURES
+    baseline: str | None = None  # run the others are compared with (default: the best by the first measure)
+    answers: Sequence[str] = ()  # RAG answer files (TREC RAG 2024/2025 JSONL)
+    contexts: Sequence[str] = ()  # staged contexts (JSONL) or TREC runs, for the evidence funnel
+    evidence: str | None = None  # evidence JSONL (default: the nuggets' evidence links)
+    k: int = 10  # evidence cut
+    prefer: str = "human"  # which judgment of a pair makes the qrels (as `qrels export --prefer`)
+    pool: str | None = None  # stored pool (default: the newest)
+    iterations: int = 10000  # bootstrap and randomisation draws
+    seed: int = 0
+    alpha: float = 0.05
+    min_common: int = 20  # judges compared when they judged at least this many of the same pairs
+    threshold: int = 1  # grade from which a document is relevant (binarised kappa)
+    workspace_runs: bool = True  # also score the runs registered in the workspace
+
+
+@dataclass(frozen=True)
+class Missing:
+    """Why a section is empty, and a command that would fill it."""
+
+    reason: str
+    command: str
+
+
+@dataclass(frozen=True)
+class RunSource:
+    path: str
+    name: str | None  # given by the workspace's runs table; else the run's tag names it
+    origin: str  # "--runs", "runs table" or "runs/ folder"
+
+
+@dataclass
+class Overview:
+    name: str
+    generated_at: str
+    version: str
+    created_at: str | None
+    corpus: str | None
+    topics: int
+    judgments: int
+    failed: int
+    judges: int
+    qrels_topics: int
+    qrels_pairs: int
+    relevant: int
+    propagated: int
+    prefer: str
+    pool: str | None
+    nuggets: int
+    vital: int
+    approved: int
+    runs: int
+
+
+@dataclass
+class RetrievalSection:
+    runs: list[RunSource] = field(default_factory=list)
+    table: ScoreTable | None = None
+    intervals_svg: str = ""
+    heatmap_svg: str = ""
+    heatmap_measure: str = ""
+    topics: int = 0
+    notes: list[str] = field(default_factory=list)
+    missing: Missing | None = None
+
+
+@dataclass
+class AnswersSection:
+    files: list[str] = field(default_factory=list)
+    table: ScoreTable | None = None
+    nuggets: int = 0
+    drafts: int = 0
+    notes: list[str] = field(default_factory=list)
+    missing: Missing | None = None
+
+
+@dataclass
+class EvidenceSection:
+    source: str = ""
+    k: int = 10
+    table: ScoreTable | None = None
+    funnel: pd.DataFrame | None = None
+    funnel_svg: str = ""
+    notes: list[str] = field(default_factory=list)
+    missing: Missing | None = None
+
+
+@dataclass
+class PoolSection:
+    name: str = ""
+    strategy: str = ""
+    params: dict = field(default_factory=dict)
+    topics: pd.DataFrame | None = None  # per topic: candidates, to_judge, duplicates, judged, unjudged, relevant
+    runs: pd.DataFrame | None = None  # per run: topics, contributed, unique, judged, relevant, unique_relevant
+    svg: str = ""
+    notes: list[str] = field(default_factory=list)
+    missing: Missing | None = None
+
+
+@dataclass(frozen=True)
+class JudgeRow:
+    kind: str
+    name: str
+    model: str | None
+    prompt: str | None
+    judgments: int
+    failed: int
+    pairs: int  # (topic, document) pairs it judged
+
+
+@dataclass(frozen=True)
+class AgreementRow:
+    a: str
+    b: str
+    pairs: int
+    kappa: float
+    kappa_linear: float
+    kappa_binary: float
+
+
+@dataclass
+class AgreementSection:
+    judges: list[JudgeRow] = field(default_factory=list)
+    pairs: list[AgreementRow] = field(default_factory=list)
+    too_few: list[tuple[str, str, int]] = field(default_factory=list)
+    min_common: int = 20
+    threshold: int = 1
+    missing: Missing | None = None
+
+
+@dataclass
+class CostSection:
+    rows: list[dict] = field(default_factory=list)  # per purpose: models, calls, cached, failed, tokens, cost
+    total: dict = field(default_factory=dict)
+    unpriced: int = 0
+    missing: Missing | None = None
+
+
+@dataclass
+class Report:
+    overview: Overview
+    retrieval: RetrievalSection
+    answers: AnswersSection
+    evidence: EvidenceSection
+    pool: PoolSection
+    agreement: AgreementSection
+    cost: CostSection
+
+
+class _Silent:
+    """Stands in for a progress bar (tqdm's interface) when none is given."""
+
+    total = None
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_description_str(self, text: str) -> None:
+        pass
+
+    def refresh(self) -> None:
+        pass
+
+
+SECTIONS = 6  # progress steps besides two per run: qrels, answers, evidence, pool, agreement, model calls
+
+
+def build_report(workspace: Any, options: ReportOptions | None = None, *, progress: Any = None) -> Report:
+    """Gather every section of the report of `workspace` (a path or a `Workspace`).
+
+    `progress` is a tqdm-like bar (total, update, set_description_str); the command passes one.
+    """
+    from trecbench.store import Workspace
+
+    options = options or ReportOptions()
+    bar = progress if progress is not None else _Silent()
+    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+    _check_measures(options.measures)
+    sources = discover_runs(ws, options.runs, include_workspace=options.workspace_runs)
+    bar.total = SECTIONS + 2 * len(sources)
+    bar.refresh()
+
+    bar.set_description_str("qrels")
+    qrels, propagated, pool_frame = workspace_qrels(ws, options)
+    bar.update()
+    retrieval = retrieval_section(qrels, sources, options, bar)
+    bar.set_description_str("answers")
+    answers = answers_section(ws, options)
+    bar.update()
+    bar.set_description_str("evidence")
+    evidence = evidence_section(ws, options)
+    bar.update()
+    bar.set_description_str("pool")
+    pool = pool_section(ws, pool_frame, qrels, options)
+    bar.update()
+    bar.set_description_str("judge agreement")
+    agreement = agreement_section(ws, options)
+    bar.update()
+    bar.set_description_str("model calls")
+    cost = cost_section(ws)
+    bar.update()
+    overview = _overview(ws, qrels, propagated, pool_frame, options, len(retrieval.table.runs) if retrieval.table
+                         else 0)
+    return Report(overview, retrieval, answers, evidence, pool, agreement, cost)
+
+
+def _check_measures(measures: Sequence[str]) -> None:
+    from trecbench.evaluation.names import MeasureError, parse_measures
+
+    if not measures:
+        raise ReportOptionError("give at least one measure")
+    try:
+        parse_measures(list(measures))
+    except MeasureError as e:
+        raise ReportOptionError(str(e)) from None
+
+
+# ---- runs and qrels ---------------------------------------------------------------------------------
+
+
+def discover_runs(ws: Any, given: Sequence[str], *, include_workspace: bool = True) -> list[RunSource]:
+    """The runs to score: those given, then the workspace's runs table, then files in BENCH/runs/.
+
+    A file is scored once however it was found (compared by resolved path).
+    """
+    out: list[RunSource] = []
+    seen: set[str] = set()
+
+    def add(path: str, name: str | None, origin: str) -> None:
+        key = os.path.realpath(path)
+        if key not in seen:
+            seen.add(key)
+            out.append(RunSource(path, name, origin))
+
+    for path in given:
+        add(str(path), None, "--runs")
+    if not include_workspace:
+        return out
+    for name, file in ws.connection().execute("SELECT name, file FROM runs ORDER BY id"):
+        add(ws.resolve(file) or file, name, "runs table")
+    folder = ws.path / "runs"
+    if folder.is_dir():
+        for p in sorted(folder.iterdir()):
+            if p.is_file() and not p.name.startswith(".") and not p.name.endswith(".idx"):
+                add(str(p), None, "runs/ folder")
+    return out
+
+
+def workspace_qrels(ws: Any, options: ReportOptions) -> tuple[pd.DataFrame | None, int, pd.DataFrame | None]:
+    """(qrels, pairs propagated from duplicates, stored pool) as `qrels export --prefer` would make them."""
+    from trecbench.qrels.select import propagate, select_grades, to_qrels
+    from trecbench.store.workspace import load_pool
+
+    try:
+        pool = load_pool(ws, options.pool)
+    except InputError as e:
+        raise ReportOptionError(e.problems[0].message) from None
+    judgments = ws.judgments()
+    if judgments.empty:
+        return None, 0, pool
+    grades = select_grades(judgments, prefer=options.prefer)
+    grades, propagated = propagate(grades, pool)
+    return to_qrels(grades), propagated, pool
+
+
+def _score_one(qrels: pd.DataFrame, source: RunSource, measures: Sequence[str]) -> pd.DataFrame:
+    from trecbench import evaluate
+
+    runs = {source.name: source.path} if source.name else [source.path]
+    return evaluate(qrels[["query_id", "doc_id", "relevance"]], runs, list(measures), per_topic=True)
+
+
+def retrieval_section(qrels: pd.DataFrame | None, sources: list[RunSource], options: ReportOptions,
+                      bar: Any) -> RetrievalSection:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from trecbench.report import plots
+
+    section = RetrievalSection(runs=sources)
+    if not sources:
+        section.missing = Missing("No runs to score: none were given and the workspace has none registered "
+                                  "(BENCH/runs/ is empty).",
+                                  "trecbench report -w BENCH --runs bm25.txt dense.txt -o report.html")
+        return section
+    if qrels is None:
+        bar.update(2 * len(sources))
+        section.missing = Missing("No judgments in the workspace yet, so there are no qrels to score the runs "
+                                  "against.", "trecbench qrels import qrels.txt -w BENCH --judge nist")
+        return section
+    frames: list[tuple[RunSource, pd.DataFrame]] = []
+    bar.set_description_str("scoring runs")
+    workers = max(1, min(len(sources), os.cpu_count() or 1, 4))
+    with ThreadPoolExecutor(workers) as pool:
+        futures = [(s, pool.submit(_score_one, qrels, s, options.measures)) for s in sources]
+        for source, future in futures:
+            try:
+                frames.append((source, future.result()))
+            except InputError as e:
+                if source.origin == "--runs":
+                    raise
+                section.notes.append(f"{source.path} ({source.origin}) not scored: {e.problems[0]}")
+            bar.update()
+    if not frames:
+        bar.update(len(sources))
+        section.missing = Missing("None of the workspace's run files could be read.",
+                                  "trecbench runs validate BENCH/runs/*")
+        return section
+    per_topic = _named(frames, section.notes)
+    text = [c for c in per_topic.columns if not pd.api.types.is_numeric_dtype(per_topic[c])]
+    if text:  # e.g. relstring of all_trec: no mean, no interval
+        section.notes.append(f"not shown (not numbers): {', '.join(map(str, text))}")
+        per_topic = per_topic.drop(columns=text)
+    bar.update(len(sources) - len(frames))  # runs that were not scored have no table rows either
+    bar.set_description_str("intervals and tests")
+    try:
+        table = score_table(per_topic, baseline=options.baseline, iterations=options.iterations, seed=options.seed,
+                            alpha=options.alpha, progress=lambda run: bar.update())
+    except KeyError as e:
+        raise ReportOptionError(str(e.args[0])) from None
+    section.table = table
+    section.topics = int(per_topic.index.get_level_values("query_id").nunique()) - 1
+    first = table.measures[0]
+    section.heatmap_measure = first
+    cells = [table.cell(r, first) for r in table.runs]
+    section.intervals_svg = plots.interval_plot(table.runs, [c.mean for c in cells], [c.low for c in cells],
+                                                [c.high for c in cells], measure=first, baseline=table.baseline)
+    grid = table.per_topic[first].unstack("query_id").reindex(table.runs)
+    grid = grid[sorted(grid.columns, key=natural_key)]
+    section.heatmap_svg = plots.heatmap(grid, measure=first)
+    return section
+
+
+def _named(frames: list[tuple[RunSource, pd.DataFrame]], notes: list[str]) -> pd.DataFrame:
+    """One per-topic frame; runs that share a name are told apart by their file name."""
+    names = [f.index.get_level_values("run")[0] for _, f in frames]
+    parts = []
+    for (source, frame), name in zip(frames, names):
+        if names.count(name) > 1:
+            new = f"{name} ({Path(source.path).name})"
+            notes.append(f"runs named {name!r} are told apart by file: {new}")
+            frame = frame.rename(index={name: new}, level="run")
+        parts.append(frame)
+    return pd.concat(parts)
+
+
+def natural_key(value: Any) -> tuple:
+    """`T2` before `T10`; numbers compare as numbers."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", str(value)) if p)
+
+
+# ---- answers and evidence ---------------------------------------------------------------------------
+
+
+def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
+    from trecbench.evaluation.answers import evaluate_answers
+    from trecbench.evaluation.topic_scores import some
+    from trecbench.nuggets.store import NuggetStore
+
+    section = AnswersSection(files=[str(a) for a in options.answers])
+    topics = NuggetStore(ws).export()
+    section.nuggets = sum(len(t.nuggets) for t in topics)
+    section.drafts = sum(n.status == "draft" for t in topics for n in t.nuggets)
+    if not options.answers:
+        section.missing = Missing("No answer files given: RAG answers are scored against the workspace's nuggets "
+                                  "(V_strict, V, A_strict, A, W_strict, W).",
+                                  "trecbench report -w BENCH --answers rag-run.jsonl -o report.html")
+        return section
+    if not topics:
+        section.missing = Missing("The workspace has no nuggets to score the answers against.",
+                                  "trecbench nuggets draft -w BENCH --extractive")
+        return section
+    scores, _ = evaluate_answers(topics, list(options.answers), assigner="citation")
+    if scores.frame.empty or scores.frame.index.get_level_values("query_id").nunique() <= 1:
+        section.missing = Missing("None of the answered topics has nuggets in the workspace.",
+                                  "trecbench nuggets list -w BENCH")
+        return section
+    section.table = score_table(scores.frame, iterations=options.iterations, seed=options.seed, alpha=options.alpha)
+    if scores.no_vital:
+        section.notes.append(f"{len(scores.no_vital)} topic(s) without vital nuggets have no V_strict or V: "
+                             f"{some(scores.no_vital)}")
+    for run, qid, error in scores.incomplete:
+        section.notes.append(f"{run}, topic {qid}: assignment incomplete, not scored ({error})")
+    for run, qids in scores.missing.items():
+        if qids:
+            section.notes.append(f"{run}: {len(qids)} topic(s) with nuggets not answered, scored 0: {some(qids)}")
+    for run, qids in scores.unjudged.items():
+        if qids:
+            section.notes.append(f"{run}: {len(qids)} answered topic(s) without nuggets, not scored: {some(qids)}")
+    return section
+
+
+def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
+    from trecbench.evaluation.evidence import evaluate_evidence, evidence_from_nuggets, read_evidence
+    from trecbench.evaluation.topic_scores import some
+    from trecbench.nuggets.store import NuggetStore
+    from trecbench.report import plots
+
+    section = EvidenceSection(k=options.k)
+    if options.evidence:
+        items = read_evidence(options.evidence)
+        section.source = f"evidence file {options.evidence}"
+    else:
+        items = evidence_from_nuggets(NuggetStore(ws).export())
+        section.source = "the evidence links of the workspace's nuggets"
+    if not options.contexts:
+        section.missing = Missing("No contexts given: the funnel follows each evidence item through a system's "
+                                  "stages (initial, reranked, final ...), from staged JSONL {qid, stage, docids} "
+                                  "or TREC runs.",
+                                  "trecbench report -w BENCH --contexts stages.jsonl --evidence evidence.jsonl "
+                                  "-o report.html")
+        return section
+    if not items:
+        section.missing = Missing("No evidence: no --evidence file was given and no nugget of the workspace is "
+                                  "linked to supporting documents.",
+                                  "trecbench report -w BENCH --contexts stages.jsonl --evidence evidence.jsonl "
+                                  "-o report.html")
+        return section
+    scores = evaluate_evidence(items, list(options.contexts), k=options.k)
+    section.table = score_table(scores.frame, iterations=options.iterations, seed=options.seed, alpha=options.alpha)
+    section.funnel = scores.stage_summary()
+    section.funnel_svg = plots.funnel_plot(section.funnel)
+    if scores.no_evidence:
+        section.notes.append(f"{len(scores.no_evidence)} topic(s) have no required evidence, left out of the means: "
+                             f"{some(scores.no_evidence)}")
+    for run, qids in scores.missing.items():
+        if qids:
+            section.notes.append(f"{run}: {len(qids)} evidence topic(s) not in the contexts, scored 0: {some(qids)}")
+    return section
+
+
+# ---- pool, judges, model calls ----------------------------------------------------------------------
+
+
+def pool_section(ws: Any, pool: pd.DataFrame | None, qrels: pd.DataFrame | None,
+                 options: ReportOptions) -> PoolSection:
+    from trecbench.report import plots
+
+    section = PoolSection()
+    if pool is None:
+        section.missing = Missing("No pool is stored in the workspace: the pool is what was judged, and each "
+                                  "run's unique contribution is measured against it.",
+                                  "trecbench pool RUN... -w BENCH")
+        return section
+    section.name = str(pool.attrs.get("name", ""))
+    row = ws.connection().execute("SELECT strategy, params_json FROM pools WHERE name = ?", (section.name,)).fetchone()
+    if row:
+        section.strategy, section.params = row[0], json.loads(row[1] or "{}")
+    grades = None
+    if qrels is not None:
+        direct = qrels[qrels["propagated_from"].isna()]
+        grades = direct[["query_id", "iteration", "doc_id", "relevance"]].reset_index(drop=True)
+    frame = pool.copy()
+    frame["group"] = frame["group"].where(frame["group"].notna(), frame["doc_id"])
+    if frame["runs"].notna().all() and frame["n_runs"].notna().all() and len(frame):
+        from trecbench.pooling.pool import Pool
+        from trecbench.pooling.stats import pool_stats
+
+        frame["n_runs"] = frame["n_runs"].astype("int64")
+        stats = pool_stats(Pool(frame), grades, rel_level=max(1, options.threshold))
+        section.topics, section.runs = stats["topics"], stats["runs"]
+    else:
+        section.topics = _topic_counts(frame, qrels, max(1, options.threshold))
+        section.notes.append("The stored pool does not record which runs retrieved each document, so runs' "
+                             "contributions cannot be shown.")
+    if section.topics is not None and len(section.topics) > 1:
+        shown = section.topics.drop(index="all")
+        shown = shown.loc[sorted(shown.index, key=natural_key)]
+        section.topics = pd.concat([shown, section.topics.loc[["all"]]])
+        section.svg = plots.pool_plot(shown)
+    return section
+
+
+def _topic_counts(frame: pd.DataFrame, qrels: pd.DataFrame | None, rel_level: int) -> pd.DataFrame:
+    out = pd.DataFrame({"query_id": frame["query_id"], "candidates": 1,
+                        "to_judge": frame["representative"].astype("int64"),
+                        "duplicates": (~frame["representative"]).astype("int64")})
+    if qrels is not None:
+        grade = frame.merge(qrels[["query_id", "doc_id", "relevance"]], on=["query_id", "doc_id"],
+                            how="left")["relevance"]
+        judged = grade.notna() & (grade.fillna(-1) >= 0)
+        out["judged"] = judged.astype("int64").to_numpy()
+        out["unjudged"] = (~judged).astype("int64").to_numpy()
+        out["relevant"] = (judged & (grade.fillna(-1) >= rel_level)).astype("int64").to_numpy()
+    topics = out.groupby("query_id", sort=False).sum()
+    topics.loc["all"] = topics.sum()
+    return topics.astype("int64")
+
+
+def agreement_section(ws: Any, options: ReportOptions) -> AgreementSection:
+    from trecbench.qrels.agreement import agreement
+    from trecbench.qrels.select import latest_per_judge
+
+    section = AgreementSection(min_common=options.min_common, threshold=options.threshold)
+    conn = ws.connection()
+    rows = conn.execute(
+        "SELECT g.kind, g.name, GROUP_CONCAT(DISTINCT g.model), GROUP_CONCAT(DISTINCT g.prompt_id), "
+        "SUM(j.status = 'ok' AND j.propagated_from IS NULL), SUM(j.status = 'failed'), "
+        "COUNT(DISTINCT CASE WHEN j.status = 'ok' THEN j.qid || char(0) || j.docid END) "
+        "FROM judgments j JOIN judges g ON g.id = j.judge_id GROUP BY g.kind, g.name ORDER BY g.kind, g.name")
+    section.judges = [JudgeRow(k, n, m, p, int(ok or 0), int(bad or 0), int(pairs or 0))
+                      for k, n, m, p, ok, bad, pairs in rows]
+    if not section.judges:
+        section.missing = Missing("No judgments in the workspace yet.",
+                                  "trecbench judge llm -w BENCH --model openai/gpt-4o-mini --dry-run")
+        return section
+    judgments = ws.judgments()
+    judgments = judgments[judgments["propagated_from"].isna()]
+    latest = latest_per_judge(judgments)
+    by_judge = {}
+    for (kind, name), group in latest.groupby(["judge_kind", "judge"], sort=True):
+        by_judge[_judge_label(kind, name)] = group[["query_id", "doc_id", "grade"]].rename(
+            columns={"grade": "relevance"}).astype({"relevance": "int64"})
+    keys = {label: set(zip(f["query_id"], f["doc_id"])) for label, f in by_judge.items()}
+    labels = sorted(by_judge, key=lambda x: (-len(keys[x]), x))
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            common = len(keys[a] & keys[b])
+            if common < options.min_common:
+                if common:
+                    section.too_few.append((a, b, common))
+                continue
+            result = agreement(by_judge[a], by_judge[b], threshold=options.threshold)
+            section.pairs.append(AgreementRow(a, b, result.pairs, result.kappa, result.kappa_linear,
+                                              result.kappa_binary))
+    return section
+
+
+def _judge_label(kind: str, name: str) -> str:
+    return f"{name} ({kind})"
+
+
+def cost_section(ws: Any) -> CostSection:
+    from trecbench.llm.cache import ResponseCache
+
+    section = CostSection()
+    conn = ws.connection()
+    usage = ResponseCache(conn).usage_by_purpose()
+    if not usage:
+        section.missing = Missing("No model calls are recorded in this workspace (judging, nugget drafting and "
+                                  "assignment with a model log every call, cached or not).",
+                                  "trecbench judge llm -w BENCH --model openai/gpt-4o-mini --dry-run")
+        return section
+    models = dict(conn.execute("SELECT purpose, GROUP_CONCAT(DISTINCT model) FROM llm_calls GROUP BY purpose"))
+    for purpose in sorted(usage):
+        u = usage[purpose]
+        section.rows.append({"purpose": purpose or "(none)", "models": ", ".join(sorted((models.get(purpose) or "")
+                                                                                       .split(","))),
+                             "calls": u.calls, "cached": u.cached, "failed": u.failed,
+                             "tokens_in": u.prompt_tokens, "tokens_out": u.completion_tokens, "cost": u.cost})
+        section.unpriced += u.unpriced
+    section.total = {k: sum(r[k] for r in section.rows)
+                     for k in ("calls", "cached", "failed", "tokens_in", "tokens_out", "cost")}
+    return section
+
+
+def _overview(ws: Any, qrels: pd.DataFrame | None, propagated: int, pool: pd.DataFrame | None,
+              options: ReportOptions, runs: int) -> Overview:
+    from trecbench import __version__
+
+    conn = ws.connection()
+    created = conn.execute("SELECT value FROM meta WHERE key = 'created_at'").fetchone()
+    ok, failed = conn.execute("SELECT SUM(status = 'ok'), SUM(status = 'failed') FROM judgments").fetchone()
+    judges = conn.execute("SELECT COUNT(DISTINCT kind || char(0) || name) FROM judges "
+                          "WHERE id IN (SELECT judge_id FROM judgments)").fetchone()[0]
+    nuggets, vital, approved = conn.execute("SELECT COUNT(*), SUM(importance = 'vital'), SUM(status = 'approved') "
+                                            "FROM nuggets WHERE deleted = 0").fetchone()
+    return Overview(
+        name=ws.settings.name, generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        version=__version__, created_at=created[0] if created else None, corpus=ws.settings.corpus,
+        topics=len(ws.topics()), judgments=int(ok or 0), failed=int(failed or 0), judges=int(judges or 0),
+        qrels_topics=int(qrels["query_id"].nunique()) if qrels is not None else 0,
+        qrels_pairs=len(qrels) if qrels is not None else 0,
+        relevant=int((qrels["relevance"] >= max(1, options.threshold)).sum()) if qrels is not None else 0,
+        propagated=propagated, prefer=options.prefer, pool=str(pool.attrs.get("name")) if pool is not None else None,
+        nuggets=int(nuggets or 0), vital=int(vital or 0), approved=int(approved or 0), runs=runs)
+

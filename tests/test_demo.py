@@ -1,24 +1,111 @@
-"""`trecbench demo` scores the bundled sample benchmark offline, with the expected numbers."""
+"""`trecbench demo` builds and scores the bundled sample benchmark end to end, offline, with the expected numbers."""
 from __future__ import annotations
 
+import pytest
+from llm_server import llm_server  # noqa: F401  (a fixture)
 
-def test_demo_prints_the_sample_runs_best_first(cli_run):
-    result = cli_run("demo")
+
+@pytest.fixture(scope="module")
+def demo_output(tmp_path_factory):
+    from click.testing import CliRunner
+
+    from trecbench.cli import cli
+
+    folder = tmp_path_factory.mktemp("demo") / "out"
+    result = CliRunner().invoke(cli, ["demo", "--dir", str(folder), "--quiet"], catch_exceptions=False)
+    return folder, result
+
+
+def _rows(text: str, names: set[str]) -> dict[str, list[str]]:
+    return {line.split()[0]: line.split()[1:] for line in text.splitlines() if line.split() and line.split()[0] in names}
+
+
+def test_demo_scores_retrieval_with_the_sample_runs_and_a_bm25_baseline(demo_output):
+    folder, result = demo_output
     assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
-    assert lines[0].startswith("Sample benchmark: 12 topics, 498 judgments, 5 runs")
-    rows = [line.split() for line in lines if line.split() and line.split()[0] in
-            {"bm25_rm3", "bm25", "tfidf", "lexical_overlap", "title_only"}]
-    assert [r[0] for r in rows] == ["bm25_rm3", "bm25", "tfidf", "lexical_overlap", "title_only"]
-    assert rows[0][1:4] == ["0.8941", "1.0000", "0.9146"]  # nDCG@10, R@100, AP of bm25_rm3
-    assert rows[-1][1] == "0.5085"
-    assert all(r[-1] == "1.0000" for r in rows)  # every run's top 10 is judged
+    assert result.stdout.startswith("Sample benchmark: 12 topics, 6 runs, pool of 524 candidates, 728 judgments, "
+                                    "77 nuggets")
+    rows = _rows(result.stdout, {"bm25_rm3", "bm25", "bm25s_baseline", "tfidf", "lexical_overlap", "title_only"})
+    assert rows["bm25_rm3"][:3] == ["0.8941", "1.0000", "0.9146"]  # nDCG@10, R@100, AP
+    assert rows["title_only"][0] == "0.5085"
+    assert rows["bm25s_baseline"][0] == "0.7963"
 
 
-def test_demo_numbers_equal_trec_eval_format_output(cli_run):
+def test_demo_scores_answers_evidence_reusability_and_agreement(demo_output):
+    _, result = demo_output
+    rows = _rows(result.stdout, {"rag_good", "rag_partial", "rag_poor"})
+    assert [rows[r][0] for r in ("rag_good", "rag_partial", "rag_poor")] == ["1.0000", "0.3750", "0.0278"]  # V_strict
+    # EvidenceRecall@5, CompleteEvidence@5, IDRecall@5
+    assert "sample_rag            0.8226              0.2500      0.7417" in result.stdout
+    assert "sample_rag           final       62        76 0.8158         11" in result.stdout
+    assert "verdict: SAFE to reuse for new systems" in result.stdout
+    assert "Cohen's kappa 0.9042 on 230 pairs both judged" in result.stdout
+
+
+def test_demo_writes_a_workspace_qrels_and_a_self_contained_report(demo_output):
+    folder, result = demo_output
+    report = (folder / "report.html").read_text()
+    for heading in ("Retrieval", "Answers", "Evidence", "Pool", "Judge agreement", "Model calls and cost"):
+        assert heading in report
+    assert "<script src" not in report and 'href="http' not in report
+    assert (folder / "bench" / "bench.sqlite").is_file() and (folder / "qrels.txt").is_file()
+    assert "Report: " in result.stdout
+
+
+def test_demo_replaces_an_earlier_demo_but_not_another_folder(tmp_path, cli_run):
+    other = tmp_path / "precious"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me")
+    result = cli_run("demo", "--dir", other, "--quiet")
+    assert result.exit_code == 2 and "is not a demo folder" in result.stderr
+    assert (other / "notes.txt").read_text() == "keep me"
+
+
+def test_sample_numbers_equal_trec_eval_format_output(cli_run):
     from trecbench.demo import sample_dir
 
     root = sample_dir()
     result = cli_run("eval", "retrieval", "--qrels", root / "qrels.txt", root / "runs" / "bm25_rm3.txt",
                      "-m", "ndcg_cut.10", "--format", "trec_eval")
     assert result.stdout == "ndcg_cut_10           \tall\t0.8941\n"
+
+
+def test_demo_with_a_model_judges_drafts_and_assigns_through_it(tmp_path, llm_server, cli_run, monkeypatch):
+    import json
+    import re
+
+    def model(body):
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if "assessing search results" in system:  # relevance judging
+            labels = re.findall(r"\[P(\d+)\]", user)
+            return json.dumps([{"passage": f"P{x}", "grade": 2 if int(x) % 2 else 0, "reason": "r"} for x in labels])
+        if "how important each nugget" in system:  # nugget importance
+            names = re.findall(r"^N(\d+): ", user, re.M)
+            return json.dumps([{"nugget": f"N{k}", "importance": "vital" if int(k) % 2 else "okay"} for k in names])
+        m = re.search(r"holding exactly (\d+) labels", user)
+        if m:  # nugget assignment
+            return json.dumps({"labels": ["support"] * int(m.group(1))})
+        earlier = re.findall(r"^N(\d+): (.*)$", user, re.M)  # nugget drafting: keep the list, add one fact
+        first = re.search(r"^\[P1\] (.*)$", user, re.M)
+        nuggets = [{"from": [f"N{k}"], "text": t, "support": []} for k, t in earlier]
+        if first:
+            nuggets.append({"from": [], "text": " ".join(first.group(1).split()[:8]), "support": ["P1"]})
+        return json.dumps({"nuggets": nuggets})
+
+    llm_server.script(model)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    folder = tmp_path / "demo"
+    result = cli_run("demo", "--dir", folder, "--model", "openai/gpt-4o-mini", "--api-base", llm_server.base_url,
+                     "--quiet")
+    assert result.exit_code == 0, result.output
+    assert "nuggets assigned by the model" in result.stdout
+    assert (folder / "report.html").is_file()
+    systems = {r["messages"][0]["content"][:30] for r in llm_server.requests}
+    assert len(systems) >= 3  # judging, drafting and assignment prompts all went to the model
+    import sqlite3
+
+    with sqlite3.connect(folder / "bench" / "bench.sqlite") as conn:
+        judged = conn.execute("SELECT COUNT(*) FROM judgments j JOIN judges g ON g.id = j.judge_id "
+                              "WHERE g.kind = 'model' AND j.status = 'ok'").fetchone()[0]
+        origins = {r[0] for r in conn.execute("SELECT origin FROM nuggets")}
+    assert judged == 524 and origins == {"llm"}

@@ -1,13 +1,26 @@
-"""The main job on the bundled sample benchmark: validate its files, score its runs, show where to go next."""
+"""The main job, end to end, on the bundled sample benchmark: what a team does with its own corpus.
+
+Builds a workspace, runs a BM25 baseline, pools it with the sample's submitted runs, records the
+sample's human judgments (and a second assessor's), drafts nuggets extractively and loads the
+sample's edited nuggets, then scores retrieval, answers (citation assigner) and evidence (with the
+funnel), checks reusability (leave one run out) and judge agreement, and writes the HTML report.
+With a model, the model judges the pool, drafts the nuggets and assigns them instead.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import shutil
+import time
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
-DEMO_MEASURES = ("nDCG@10", "R@100", "AP", "P@10", "RR", "Judged@10")
+MEASURES = ("nDCG@10", "R@100", "AP", "P@10", "RR", "Judged@10")
+DEMO_MARKER = ".trecbench-demo"
+POOL_DEPTH = 20
+EVIDENCE_K = 5
 
 
 def sample_dir() -> Path:
@@ -15,29 +28,196 @@ def sample_dir() -> Path:
     return Path(str(resources.files("trecbench") / "sample"))
 
 
-@dataclass(frozen=True)
+@dataclass
 class DemoResult:
-    scores: pd.DataFrame  # a row per run, a column per measure, best nDCG@10 first
-    qrels: Path
-    runs: list[Path]
-    topics: int
+    folder: Path
+    workspace: Path
+    report: Path
+    retrieval: pd.DataFrame  # a row per run, best nDCG@10 first
+    answers: pd.DataFrame  # a row per answer run: V_strict, V, A_strict, A, W_strict, W
+    evidence: pd.DataFrame  # a row per context run: EvidenceRecall@k, CompleteEvidence@k, IDRecall@k
+    funnel: pd.DataFrame  # per stage: items present and lost there
+    loo_verdict: str
+    kappa: float
+    agreement_pairs: int
+    pool_size: int
     judgments: int
+    nuggets: int
+    model: str | None = None
+    failures: list[str] = field(default_factory=list)
+    steps: list[tuple[str, float]] = field(default_factory=list)
 
 
-def run_demo(measures: tuple[str, ...] = DEMO_MEASURES) -> DemoResult:
-    """Score every sample run against the sample qrels (trec_eval 9 numbers, missing topics as zero)."""
+def _fresh(folder: Path) -> None:
+    if folder.exists():
+        if not (folder / DEMO_MARKER).exists() and any(folder.iterdir()):
+            from trecbench.errors import InputError
+
+            raise InputError(str(folder), 0, "exists and is not a demo folder: choose another --dir")
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    (folder / DEMO_MARKER).write_text("made by `trecbench demo`; the next demo run replaces this folder\n")
+
+
+def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None, api_base: str | None = None,
+             api_key: str | None = None, say: Callable[[str], None] = lambda _: None) -> DemoResult:
+    """Run the whole pipeline into `folder` (replaced if it holds an earlier demo); returns the numbers."""
     from trecbench.evaluation import evaluate
-    from trecbench.qrels import read_qrels
-    from trecbench.runs import validate_run
-    from trecbench.qrels import validate_qrels
-    from trecbench.errors import InputError
+    from trecbench.evaluation.answers import evaluate_answers
+    from trecbench.evaluation.evidence import evaluate_evidence, evidence_from_nuggets
+    from trecbench.nuggets.io import read_nuggets
+    from trecbench.nuggets.store import NuggetStore
+    from trecbench.pooling.loo import leave_one_out
+    from trecbench.pooling.pool import build_pool
+    from trecbench.qrels import read_qrels, write_qrels
+    from trecbench.qrels.agreement import agreement
+    from trecbench.qrels.select import propagate, select_grades, to_qrels
+    from trecbench.report import ReportOptions, write_report
+    from trecbench.runs import write_run
+    from trecbench.runs.baselines import bm25_run
+    from trecbench.store import Judge, Judgment, Workspace
+    from trecbench.store.workspace import load_pool, save_pool
 
-    root = sample_dir()
-    qrels = root / "qrels.txt"
-    runs = sorted((root / "runs").glob("*.txt"))
-    problems = validate_qrels(qrels) + [p for r in runs for p in validate_run(r)]
-    if problems:
-        raise InputError.of(problems)
-    judged = read_qrels(qrels)
-    scores = evaluate(qrels, runs, list(measures)).sort_values(measures[0], ascending=False)
-    return DemoResult(scores, qrels, runs, judged["query_id"].nunique(), len(judged))
+    sample = sample_dir()
+    folder = Path(folder)
+    steps: list[tuple[str, float]] = []
+    failures: list[str] = []
+    clock = time.perf_counter()
+
+    def step(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        steps.append((name, now - clock))
+        clock = now
+        say(f"  {name} ({steps[-1][1]:.1f}s)")
+
+    _fresh(folder)
+    bench = folder / "bench"
+    ws = Workspace.init(bench, corpus=str(sample / "corpus.jsonl"), topics=str(sample / "topics.tsv"),
+                        name="sample-handbook")
+    corpus = ws.corpus()
+    step("workspace created")
+
+    # a baseline of our own beside the runs teams submitted
+    runs_dir = bench / "runs"
+    baseline = bm25_run(corpus, list(ws.topics().values()), backend="bm25s", runid="bm25s_baseline")
+    write_run(baseline.run, runs_dir / "bm25s_baseline.txt", runid="bm25s_baseline")
+    for run in sorted((sample / "runs").glob("*.txt")):
+        shutil.copyfile(run, runs_dir / run.name)
+    runs = sorted(runs_dir.glob("*.txt"))
+    step(f"BM25 baseline run (bm25s) beside {len(runs) - 1} submitted runs")
+
+    pool = build_pool([str(r) for r in runs], depth=POOL_DEPTH, corpus=corpus, dedup="near",
+                      topics=list(ws.topics()))
+    save_pool(ws, f"depth-{POOL_DEPTH}", "depth", pool.info.as_dict(), pool.candidates)
+    step(f"pooled the top {POOL_DEPTH} of {len(runs)} runs: {len(pool.candidates)} candidates")
+
+    # judgments: the sample's assessors, recorded as people's judgments (the second one first, so the
+    # official assessor's are the most recent and win `--prefer human`)
+    def import_human(path: Path, name: str) -> int:
+        frame = read_qrels(path)
+        rows = [Judgment(q, d, int(g), Judge("human", name))
+                for q, d, g in zip(frame["query_id"], frame["doc_id"], frame["relevance"]) if g >= 0]
+        ws.record_many(rows)
+        return len(rows)
+
+    import_human(sample / "qrels.second-assessor.txt", "assessor-2")
+    if model:
+        failures += _judge_with_model(ws, model, api_base, api_key)
+        step(f"pool judged by {model}")
+    else:
+        import_human(sample / "qrels.txt", "assessor-1")
+        step("judgments of two assessors recorded")
+
+    judgments = ws.judgments()
+    official = "assessor-1" if not model else f"{model}:graded-0-3"
+    grades = select_grades(judgments, judge=official)
+    grades, _ = propagate(grades, load_pool(ws))
+    qrels = to_qrels(grades)
+    qrels_path = folder / "qrels.txt"
+    write_qrels(qrels[["query_id", "iteration", "doc_id", "relevance"]], qrels_path)
+
+    # nuggets: drafted, then the edited version people made of them
+    store = NuggetStore(ws)
+    if model:
+        failures += _draft_with_model(ws, model, api_base, api_key)
+        step(f"nuggets drafted by {model}")
+    else:
+        from trecbench.nuggets.draft_extractive import draft_extractive
+
+        draft_extractive(ws, corpus=corpus)
+        step("nuggets drafted extractively")
+        store.import_topics(read_nuggets(sample / "nuggets.jsonl"), author="assessor-1")
+        step("edited nuggets loaded")
+    topics_nuggets = [t for t in store.export() if t.nuggets]
+    n_nuggets = sum(len(t.nuggets) for t in topics_nuggets)
+
+    retrieval = evaluate(qrels_path, [str(r) for r in runs], list(MEASURES)).sort_values(MEASURES[0],
+                                                                                           ascending=False)
+    step("retrieval scored")
+    answer_files = sorted(str(p) for p in (sample / "answers").glob("*.jsonl"))
+    options = {}
+    if model:
+        options = {"assigner": "llm", "model": model, "api_base": api_base, "cache": str(bench / "bench.sqlite")}
+    else:
+        options = {"assigner": "citation"}
+    answer_scores, _ = evaluate_answers(topics_nuggets, answer_files, **options)
+    failures += [f"answers {run} {qid}: {error}" for run, qid, error in answer_scores.incomplete]
+    answers = answer_scores.frame.xs("all", level="query_id") if "query_id" in answer_scores.frame.index.names \
+        else answer_scores.frame
+    answers = answers.sort_values(answers.columns[0], ascending=False)
+    step("answers scored")
+    evidence_scores = evaluate_evidence(evidence_from_nuggets(topics_nuggets), str(sample / "contexts.jsonl"),
+                                        k=EVIDENCE_K, permissions=str(sample / "permissions.jsonl"))
+    evidence = evidence_scores.frame.xs("all", level="query_id") \
+        if "query_id" in evidence_scores.frame.index.names else evidence_scores.frame
+    funnel = evidence_scores.stage_summary()
+    step("evidence scored, with the funnel")
+    loo = leave_one_out(qrels_path, [str(r) for r in runs], ["nDCG@10", "R@100"], depth=POOL_DEPTH)
+    step("leave-one-run-out")
+    second = to_qrels(select_grades(judgments, judge="assessor-2"))
+    agree = agreement(qrels, second)
+    step("judge agreement")
+    report = folder / "report.html"
+    write_report(ws, report, ReportOptions(answers=answer_files, contexts=[str(sample / "contexts.jsonl")],
+                                           k=EVIDENCE_K, iterations=2000))
+    step("report written")
+    return DemoResult(folder, bench, report, retrieval, answers, evidence, funnel, loo.verdict(), agree.kappa,
+                      agree.pairs, len(pool.candidates), len(judgments), n_nuggets, model, failures, steps)
+
+
+def _model_client(ws, model: str, api_base: str | None, api_key: str | None):
+    from trecbench.llm import LLM, ModelConfig
+
+    config = ModelConfig(model, api_base=api_base, api_key=api_key, concurrency=8)
+    return LLM(config, cache=ws.path / "bench.sqlite")
+
+
+def _judge_with_model(ws, model: str, api_base: str | None, api_key: str | None) -> list[str]:
+    import asyncio
+
+    from trecbench.qrels.judges.llm import candidates, judge, model_judge, plan_tasks
+    from trecbench.qrels.judges.prompts import load_prompt
+
+    prompt = load_prompt(None)
+    identity = model_judge(model, prompt, batch=5, samples=1, params={"temperature": 0.0})
+    tasks, _ = plan_tasks(candidates(ws), ws.judged_pairs(identity), 5)
+    client = _model_client(ws, model, api_base, api_key)
+    try:
+        report = client.run(judge(ws, client, prompt, tasks, identity, corpus=ws.corpus()))
+    finally:
+        client.close()
+    return [f"judgment {q} {d}: {why}" for q, d, why in report.failed] + ([report.stopped] if report.stopped else [])
+
+
+def _draft_with_model(ws, model: str, api_base: str | None, api_key: str | None) -> list[str]:
+    import asyncio
+
+    from trecbench.nuggets.draft_llm import DraftSettings, draft_with_llm
+
+    client = _model_client(ws, model, api_base, api_key)
+    try:
+        report = client.run(draft_with_llm(ws, client, DraftSettings()))
+    finally:
+        client.close()
+    return [f"nuggets {qid}: {'; '.join(problems)}" for qid, problems in report.incomplete.items()]

@@ -1,45 +1,61 @@
-"""`trecbench demo`: the main job on the bundled sample benchmark."""
+"""`trecbench demo`: the main job, end to end, on the bundled sample benchmark."""
 from __future__ import annotations
+
+import os
+import sys
 
 import click
 
 
 @click.command("demo")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-def demo(fmt: str) -> None:
-    """Score the sample benchmark's runs and show the commands behind it.
+@click.option("--dir", "folder", default="trecbench-demo", show_default=True, type=click.Path(file_okay=False),
+              help="Folder for the demo's workspace, qrels and report (an earlier demo there is replaced).")
+@click.option("--model", default=None, help="Use this model (litellm name) for judging, nuggets and assignment.")
+@click.option("--api-base", default=None, help="Server URL for --model (OpenAI-compatible, vLLM, Ollama ...).")
+@click.option("--api-key", envvar="TRECBENCH_API_KEY", default=None, help="API key for --model.")
+@click.option("--quiet", is_flag=True, help="Only the summary.")
+def demo(folder: str, model: str | None, api_base: str | None, api_key: str | None, quiet: bool) -> None:
+    """Build and score the sample benchmark end to end, offline, and write its HTML report.
 
-    The sample (a fictional company handbook: passages, topics, graded judgments and runs of five
-    retrieval systems) ships with trecbench; nothing is downloaded.
+    The sample ships with trecbench: the handbook of a fictional payments company (170 passages),
+    12 questions, five submitted retrieval runs, two assessors' judgments, edited nuggets with their
+    supporting passages, answers of three RAG systems, a pipeline's staged contexts and a
+    permissions file. The demo creates a workspace, adds a BM25 baseline, pools the runs, records the
+    judgments, drafts nuggets extractively and loads the edited ones, then scores retrieval,
+    answers and evidence, checks reusability and judge agreement, and writes the report.
 
     \b
     Example:
       trecbench demo
+      trecbench demo --dir /tmp/demo --model openai/gpt-4o-mini
     """
     from trecbench.demo import run_demo
-
-    import os
-
-    result = run_demo()
 
     def shown(path) -> str:
         rel = os.path.relpath(path)
         return rel if not rel.startswith("..") else str(path)
 
-    scores = result.scores
-    if fmt == "csv":
-        click.echo(scores.to_csv(float_format="%.4f"), nl=False)
-        return
-    if fmt == "json":
-        click.echo(scores.to_json(orient="index", indent=2))
-        return
-    click.echo(f"Sample benchmark: {result.topics} topics, {result.judgments} judgments, {len(result.runs)} runs "
-               f"({shown(result.qrels.parent)})")
-    click.echo("")
-    click.echo(scores.to_string(float_format=lambda v: f"{v:.4f}"))
-    click.echo("")
-    best, worst = scores.index[0], scores.index[-1]
-    click.echo(f"Best by {scores.columns[0]}: {best}; weakest: {worst}.")
-    click.echo("Same numbers as trec_eval (9.0.8), e.g. per topic in trec_eval's own format:")
-    click.echo(f"  trecbench eval retrieval --qrels {shown(result.qrels)} {shown(result.runs[0])} -m all_trec -q "
-               "--format trec_eval")
+    say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))
+    say(f"building the sample benchmark in {shown(folder)}/ ...")
+    result = run_demo(folder, model=model, api_base=api_base, api_key=api_key, say=say)
+    fmt = {"float_format": lambda v: f"{v:.4f}"}
+    total = sum(seconds for _, seconds in result.steps)
+    click.echo(f"Sample benchmark: 12 topics, {len(result.retrieval)} runs, pool of {result.pool_size} candidates, "
+               f"{result.judgments} judgments, {result.nuggets} nuggets ({total:.0f}s)")
+    click.echo("\nRetrieval (trec_eval 9 numbers):")
+    click.echo(result.retrieval.to_string(**fmt))
+    click.echo("\nAnswers (nuggets assigned by " + ("the model" if model else "citation") + "):")
+    click.echo(result.answers.to_string(**fmt))
+    click.echo(f"\nEvidence in the pipeline's contexts (k = 5):")
+    click.echo(result.evidence.to_string(**fmt))
+    click.echo(result.funnel.to_string(index=False, **fmt))
+    click.echo(f"\nReusability (leave one run out):\n  " + result.loo_verdict.replace("\n", "\n  "))
+    click.echo(f"Judge agreement (assessor-1 vs assessor-2): Cohen's kappa {result.kappa:.4f} on "
+               f"{result.agreement_pairs} pairs both judged")
+    click.echo(f"\nReport: {shown(result.report)}")
+    click.echo(f"Workspace: {shown(result.workspace)}  (try: trecbench serve -w {shown(result.workspace)})")
+    if result.failures:
+        click.echo(f"\n{len(result.failures)} model failure(s), recorded as failures:", err=True)
+        for line in result.failures[:20]:
+            click.echo(f"  {line}", err=True)
+        sys.exit(1)

@@ -51,10 +51,11 @@ def eval_group() -> None:
               show_default=True, help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write to this file instead of standard output.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--against", type=click.Path(dir_okay=False), default=None,
               help="A saved trec_eval -q output: list every (measure, topic) whose value differs; exit 1 if any.")
 def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_topics, trec_eval_version, fmt,
-              output, against) -> None:
+              output, quiet, against) -> None:
     """Score RUN files against --qrels with trec_eval's numbers.
 
     Several runs give one table, a row per run. --format trec_eval prints, for each run, exactly
@@ -75,11 +76,20 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
         measures = ("official",) if fmt == "trec_eval" or against else DEFAULT_MEASURES
     if against and len(runs) != 1:
         raise click.UsageError("--against compares one run; give exactly one RUN")
+    bar = None
+    if not quiet and len(runs) > 1:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(runs), unit="run", file=sys.stderr, delay=1.0, desc="scoring")
     try:
         results = score_runs(qrels_path, list(runs), measures, rel_level=rel_level, depth=depth,
-                             missing_topics=missing_topics, trec_eval_version=version)
+                             missing_topics=missing_topics, trec_eval_version=version,
+                             on_run_done=(lambda: bar.update(1)) if bar is not None else None)
     except MeasureError as e:
         raise click.BadParameter(str(e), param_hint="'-m'") from None
+    finally:
+        if bar is not None:
+            bar.close()
     if against:
         _against(results[0], against, version)
         return

@@ -123,12 +123,12 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
 
     try:
         if adaptive:
-            report = asyncio.run(judge_adaptive(ws, client, prompt, adaptive_pool, identity, budget=info.budget,
+            report = client.run(judge_adaptive(ws, client, prompt, adaptive_pool, identity, budget=info.budget,
                                                 relevant_grade=relevant_grade, samples=samples, examples=shots,
                                                 corpus=corpus, done=done, on_progress=progress))
             skipped = report.skipped
         else:
-            report = asyncio.run(run_judge(ws, client, prompt, tasks, identity, samples=samples, examples=shots,
+            report = client.run(run_judge(ws, client, prompt, tasks, identity, samples=samples, examples=shots,
                                            corpus=corpus, on_progress=progress))
     except KeyboardInterrupt:
         if bar is not None:

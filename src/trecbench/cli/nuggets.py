@@ -134,7 +134,7 @@ def _draft_llm(ws, model, min_grade, window, max_nuggets, keep, only, redraft, a
                                 f"tokens {report.prompt_tokens + report.completion_tokens} ${report.cost:.4f}")
 
     try:
-        report = asyncio.run(draft_with_llm(ws, client, settings, only=only, redraft=redraft, corpus=corpus,
+        report = client.run(draft_with_llm(ws, client, settings, only=only, redraft=redraft, corpus=corpus,
                                             on_progress=progress))
     except KeyboardInterrupt:
         if bar is not None:

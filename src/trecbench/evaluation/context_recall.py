@@ -448,7 +448,7 @@ class LLMRecallJudge:
 
         calls = [self.client.ask(self.messages(question, ref, ctx), parse=_claims_parser([i for i, _ in ctx]),
                                  purpose=RECALL_PURPOSE) for question, ref, ctx in jobs]
-        outcomes = run_all(calls) if calls else []
+        outcomes = run_all(calls, self.client) if calls else []
         return [ClaimsVerdict(True, o.value) if o.ok else ClaimsVerdict(False, (), o.error or "failed")
                 for o in outcomes]
 

@@ -52,8 +52,12 @@ def score_runs(
     depth: int | None = None,
     missing_topics: str = "zero",
     trec_eval_version: int = 9,
+    on_run_done=None,
 ) -> list[RunScores]:
-    """Score each run; the result keeps trec_eval's printing order and kinds (see `evaluate`)."""
+    """Score each run; the result keeps trec_eval's printing order and kinds (see `evaluate`).
+
+    `on_run_done()` is called after each run is scored (for a progress bar).
+    """
     if trec_eval_version not in (9, 10):
         raise MeasureError(f"trec_eval version must be 9 or 10, not {trec_eval_version}")
     if missing_topics not in ("zero", "skip"):
@@ -71,6 +75,8 @@ def score_runs(
         scores = score_run(frame, qrels_df, requests, rel_level=rel_level, depth=depth, version=trec_eval_version,
                            missing_topics=missing_topics, tables=tables)
         scores.path = frame.attrs.get("path")  # type: ignore[attr-defined]
+        if on_run_done is not None:
+            on_run_done()
         return scores
 
     if isinstance(runs, (str, os.PathLike, pd.DataFrame)):

@@ -259,6 +259,22 @@ class LLM:
         if self._owns_cache and self.cache is not None:
             self.cache.close()
 
+    def run(self, coro):
+        """`asyncio.run(coro)`, closing this client's HTTP connections before the event loop ends.
+
+        Use it for each batch of work: connections belong to one event loop, and closing them inside it
+        keeps asyncio from reporting unclosed connections after the loop is gone.
+        """
+        import asyncio
+
+        async def main():
+            try:
+                return await coro
+            finally:
+                await self.transport.aclose()
+
+        return asyncio.run(main())
+
     async def aclose(self) -> None:
         """Close the HTTP clients of the running event loop, then the cache."""
         await self.transport.aclose()

@@ -77,5 +77,7 @@ def propagate(grades: pd.DataFrame, pool: pd.DataFrame | None) -> tuple[pd.DataF
 
 def to_qrels(grades: pd.DataFrame) -> pd.DataFrame:
     frame = grades.assign(iteration="0")
+    if "propagated_from" not in frame:
+        frame["propagated_from"] = None
     frame = frame.sort_values(["query_id", "doc_id"]).reset_index(drop=True)
     return frame[["query_id", "iteration", "doc_id", "relevance", "judge", "propagated_from"]]

@@ -48,12 +48,15 @@ def make_client(model: Any, *, api_base: str | None = None, api_key: str | None 
     return LLM(config, cache=cache)
 
 
-def run_all(coroutines: Sequence[Awaitable[Any]]) -> list[Any]:
-    """Run coroutines concurrently (the client bounds how many calls are in flight) and keep their order."""
+def run_all(coroutines: Sequence[Awaitable[Any]], client: Any = None) -> list[Any]:
+    """Run coroutines concurrently (the client bounds how many calls are in flight) and keep their order.
+
+    With `client`, its HTTP connections are closed before the event loop ends.
+    """
     async def gather() -> list[Any]:
         return list(await asyncio.gather(*coroutines))
 
-    return asyncio.run(gather())
+    return client.run(gather()) if client is not None and hasattr(client, "run") else asyncio.run(gather())
 
 
 def labels_parser(n: int):
@@ -111,7 +114,7 @@ class LLMAssigner:
                 jobs.append(self.client.ask(messages(question, answer.text, [n.text for n in batch]),
                                             parse=labels_parser(len(batch)), purpose=PURPOSE))
                 where.append((p, batch))
-        outcomes = run_all(jobs) if jobs else []
+        outcomes = run_all(jobs, self.client) if jobs else []
         labelled: list[list[NuggetAssignment]] = [[] for _ in pairs]
         errors: list[list[str]] = [[] for _ in pairs]
         for (p, batch), outcome in zip(where, outcomes):

@@ -76,8 +76,10 @@ def propagate(grades: pd.DataFrame, pool: pd.DataFrame | None) -> tuple[pd.DataF
 
 
 def to_qrels(grades: pd.DataFrame) -> pd.DataFrame:
-    frame = grades.assign(iteration="0")
+    """Qrels rows; a grade lent by a duplicate says `propagated` in the iteration column, which trec_eval ignores."""
+    frame = grades.copy()
     if "propagated_from" not in frame:
         frame["propagated_from"] = None
+    frame["iteration"] = ["propagated" if isinstance(p, str) and p else "0" for p in frame["propagated_from"]]
     frame = frame.sort_values(["query_id", "doc_id"]).reset_index(drop=True)
     return frame[["query_id", "iteration", "doc_id", "relevance", "judge", "propagated_from"]]

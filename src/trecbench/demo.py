@@ -180,7 +180,8 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
     step("judge agreement")
     report = folder / "report.html"
     write_report(ws, report, ReportOptions(answers=answer_files, contexts=[str(sample / "contexts.jsonl")],
-                                           k=EVIDENCE_K, iterations=2000))
+                                           permissions=str(sample / "permissions.jsonl"), k=EVIDENCE_K,
+                                           iterations=2000))
     step("report written")
     return DemoResult(folder, bench, report, retrieval, answers, evidence, funnel, loo.verdict(), agree.kappa,
                       agree.pairs, len(pool.candidates), len(judgments), n_nuggets, model, failures, steps)

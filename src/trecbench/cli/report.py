@@ -21,6 +21,8 @@ from trecbench.cli.workspace import workspace_option
               help="RAG answer file (TREC RAG 2024/2025 JSONL) scored against the workspace's nuggets. Repeatable.")
 @click.option("--contexts", "contexts", multiple=True, type=click.Path(dir_okay=False),
               help="Staged contexts JSONL {qid, stage, docids} or a TREC run, for the evidence funnel. Repeatable.")
+@click.option("--permissions", type=click.Path(dir_okay=False),
+              help="Which documents each topic may see: sources it may not are dropped from the evidence required.")
 @click.option("--evidence", type=click.Path(dir_okay=False),
               help="Evidence JSONL (default: the evidence links of the workspace's nuggets).")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
@@ -33,8 +35,8 @@ from trecbench.cli.workspace import workspace_option
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random draws.")
 @click.option("--no-workspace-runs", is_flag=True, help="Score only the runs given, not those of the workspace.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def report(workspace, run_args, runs, output, measures, baseline, answers, contexts, evidence, k, prefer, pool_name,
-           iterations, seed, no_workspace_runs, quiet) -> None:
+def report(workspace, run_args, runs, output, measures, baseline, answers, contexts, permissions, evidence, k, prefer,
+           pool_name, iterations, seed, no_workspace_runs, quiet) -> None:
     """Write one self-contained HTML report of the workspace: it opens offline, from a file or a mail.
 
     It shows the runs x measures with 95% bootstrap intervals and marks for runs significantly better
@@ -56,6 +58,7 @@ def report(workspace, run_args, runs, output, measures, baseline, answers, conte
 
     options = ReportOptions(runs=list(runs) + list(run_args), measures=list(measures) or ReportOptions.measures,
                             baseline=baseline, answers=list(answers), contexts=list(contexts), evidence=evidence,
+                            permissions=permissions,
                             k=k, prefer=prefer, pool=pool_name, iterations=iterations, seed=seed,
                             workspace_runs=not no_workspace_runs)
     bar = tqdm(total=None, unit="step", file=sys.stderr, disable=quiet, dynamic_ncols=True, leave=False,

@@ -35,6 +35,7 @@ class ReportOptions:
     answers: Sequence[str] = ()  # RAG answer files (TREC RAG 2024/2025 JSONL)
     contexts: Sequence[str] = ()  # staged contexts (JSONL) or TREC runs, for the evidence funnel
     evidence: str | None = None  # evidence JSONL (default: the nuggets' evidence links)
+    permissions: str | None = None  # which documents each topic may see (see `eval evidence --permissions`)
     k: int = 10  # evidence cut
     prefer: str = "human"  # which judgment of a pair makes the qrels (as `qrels export --prefer`)
     pool: str | None = None  # stored pool (default: the newest)
@@ -447,7 +448,10 @@ def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
                                   "trecbench report -w BENCH --contexts stages.jsonl --evidence evidence.jsonl "
                                   "-o report.html")
         return section
-    scores = evaluate_evidence(items, list(options.contexts), k=options.k)
+    scores = evaluate_evidence(items, list(options.contexts), k=options.k, permissions=options.permissions)
+    for d in scores.dropped:
+        what = "no longer required" if d.item_dropped else "its other alternatives still count"
+        section.notes.append(f"topic {d.qid}, item {d.item}: not permitted to see {', '.join(d.sources)}; {what}")
     section.table = score_table(scores.frame, iterations=options.iterations, seed=options.seed, alpha=options.alpha)
     section.funnel = scores.stage_summary()
     section.funnel_svg = plots.funnel_plot(section.funnel)
@@ -476,7 +480,14 @@ def pool_section(ws: Any, pool: pd.DataFrame | None, qrels: pd.DataFrame | None,
     section.name = str(pool.attrs.get("name", ""))
     row = ws.connection().execute("SELECT strategy, params_json FROM pools WHERE name = ?", (section.name,)).fetchone()
     if row:
-        section.strategy, section.params = row[0], json.loads(row[1] or "{}")
+        section.strategy, params = row[0], json.loads(row[1] or "{}")
+        # a pool made by `trecbench pool -w` stores how it was made; show the knobs, name the runs
+        runs = params.pop("runs", None)
+        params = {k: v for k, v in params.items()
+                  if k not in ("corpus", "topics", "strategy") and v not in (None, {}, "")}
+        if runs:
+            params["runs"] = ", ".join(r.get("name", "?") if isinstance(r, dict) else str(r) for r in runs)
+        section.params = params
     grades = None
     if qrels is not None:
         direct = qrels[qrels["propagated_from"].isna()]

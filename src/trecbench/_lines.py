@@ -70,3 +70,24 @@ def looks_like_jsonl(path: Path) -> bool:
             if stripped:
                 return stripped.startswith(b"{")
     return False
+
+
+def iter_json_objects(path: Path) -> Iterator[tuple[int, "dict | None", str]]:
+    """(line number, object, "") for each non-blank JSONL line, or (line number, None, what is wrong)."""
+    import json
+
+    for line in iter_lines(path):
+        if line.text is None:
+            yield line.number, None, line.error
+            continue
+        if not line.text.strip():
+            continue
+        try:
+            record = json.loads(line.text)
+        except json.JSONDecodeError as e:
+            yield line.number, None, f"invalid JSON: {e.msg} (column {e.colno})"
+            continue
+        if not isinstance(record, dict):
+            yield line.number, None, "expected a JSON object"
+            continue
+        yield line.number, record, ""

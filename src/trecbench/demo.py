@@ -195,8 +195,6 @@ def _model_client(ws, model: str, api_base: str | None, api_key: str | None):
 
 
 def _judge_with_model(ws, model: str, api_base: str | None, api_key: str | None) -> list[str]:
-    import asyncio
-
     from trecbench.qrels.judges.llm import candidates, judge, model_judge, plan_tasks
     from trecbench.qrels.judges.prompts import load_prompt
 
@@ -212,8 +210,6 @@ def _judge_with_model(ws, model: str, api_base: str | None, api_key: str | None)
 
 
 def _draft_with_model(ws, model: str, api_base: str | None, api_key: str | None) -> list[str]:
-    import asyncio
-
     from trecbench.nuggets.draft_llm import DraftSettings, draft_with_llm
 
     client = _model_client(ws, model, api_base, api_key)

@@ -1,12 +1,11 @@
 """Topics (queries) from TSV, JSONL (TREC RAG 2024/2025 and generic) and ir_datasets (`irds:<id>`)."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from trecbench._lines import iter_lines, looks_like_jsonl
+from trecbench._lines import iter_json_objects, iter_lines, looks_like_jsonl
 from trecbench.errors import InputError, Problem
 
 ID_KEYS = ("qid", "query_id", "id", "topic_id")
@@ -91,22 +90,12 @@ def _parse_tsv(path: Path) -> Iterator[tuple[int, Topic | None, str]]:
 
 
 def _parse_jsonl(path: Path) -> Iterator[tuple[int, Topic | None, str]]:
-    for line in iter_lines(path):
-        if line.text is None:
-            yield line.number, None, line.error
-            continue
-        if not line.text.strip():
-            continue
-        try:
-            record = json.loads(line.text)
-        except json.JSONDecodeError as e:
-            yield line.number, None, f"invalid JSON: {e.msg} (column {e.colno})"
-            continue
-        if not isinstance(record, dict):
-            yield line.number, None, "expected a JSON object"
+    for number, record, error in iter_json_objects(path):
+        if record is None:
+            yield number, None, error
             continue
         topic, error = _topic_from_record(record)
-        yield line.number, topic, error
+        yield number, topic, error
 
 
 def _topic_from_record(record: dict[str, Any], text: str | None = None) -> tuple[Topic | None, str]:

@@ -16,12 +16,11 @@ listed twice, one answer per topic, and the topic text as given in the topics fi
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Union
 
-from trecbench._lines import iter_lines
+from trecbench._lines import iter_json_objects
 from trecbench.errors import InputError, Problem
 
 PathLike = Union[str, Path]
@@ -156,22 +155,12 @@ def _scan(path: PathLike) -> tuple[list[Answer], list[tuple[Problem, bool]]]:
         return [], [(Problem(where, 0, "no such file"), True)]
     answers: list[Answer] = []
     found: list[tuple[Problem, bool]] = []
-    for line in iter_lines(p):
-        if line.text is None:
-            found.append((Problem(where, line.number, line.error), True))
+    for number, record, error in iter_json_objects(p):
+        if record is None:
+            found.append((Problem(where, number, error), True))
             continue
-        if not line.text.strip():
-            continue
-        try:
-            record = json.loads(line.text)
-        except json.JSONDecodeError as e:
-            found.append((Problem(where, line.number, f"invalid JSON: {e.msg} (column {e.colno})"), True))
-            continue
-        if not isinstance(record, dict):
-            found.append((Problem(where, line.number, "expected a JSON object"), True))
-            continue
-        answer, errors = _answer(record, where, line.number)
-        found.extend((Problem(where, line.number, msg), blocks) for msg, blocks in errors)
+        answer, errors = _answer(record, where, number)
+        found.extend((Problem(where, number, msg), blocks) for msg, blocks in errors)
         if answer is not None:
             answers.append(answer)
     if not answers and not found:

@@ -46,10 +46,10 @@ def demo(folder: str, model: str | None, api_base: str | None, api_key: str | No
     click.echo(result.retrieval.to_string(**fmt))
     click.echo("\nAnswers (nuggets assigned by " + ("the model" if model else "citation") + "):")
     click.echo(result.answers.to_string(**fmt))
-    click.echo(f"\nEvidence in the pipeline's contexts (k = 5):")
+    click.echo("\nEvidence in the pipeline's contexts (k = 5):")
     click.echo(result.evidence.to_string(**fmt))
     click.echo(result.funnel.to_string(index=False, **fmt))
-    click.echo(f"\nReusability (leave one run out):\n  " + result.loo_verdict.replace("\n", "\n  "))
+    click.echo("\nReusability (leave one run out):\n  " + result.loo_verdict.replace("\n", "\n  "))
     click.echo(f"Judge agreement (assessor-1 vs assessor-2): Cohen's kappa {result.kappa:.4f} on "
                f"{result.agreement_pairs} pairs both judged")
     click.echo(f"\nReport: {shown(result.report)}")

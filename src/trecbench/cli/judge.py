@@ -59,7 +59,6 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
       trecbench pool runs/*.txt --strategy mtf --budget 30 -w mybench --name mtf30
       trecbench judge llm -w mybench --pool mtf30 --model openai/gpt-4o-mini
     """
-    import asyncio
 
     from trecbench.llm import LLM, Budget, ModelConfig
     from trecbench.qrels.judges.llm import (candidates, few_shot_examples, judge as run_judge, judge_adaptive,

@@ -96,7 +96,6 @@ def _draft_extractive(ws, min_grade, keep, only, redraft, dry_run) -> None:
 
 def _draft_llm(ws, model, min_grade, window, max_nuggets, keep, only, redraft, api_bases, api_key, concurrency, rpm,
                max_cost, temperature, timeout, max_retries, dry_run, quiet) -> None:
-    import asyncio
 
     from trecbench.llm import LLM, Budget, LLMError, ModelConfig
     from trecbench.nuggets.draft_llm import DraftSettings, draft_with_llm, drafter_name

@@ -87,8 +87,12 @@ def score_run(
     base_table = None
     for level in levels:
         if level not in tables:
-            tables[level] = qrels if isinstance(qrels, QrelsTable) and qrels.rel_level == level else qrels_table(
-                qrels if isinstance(qrels, pd.DataFrame) else _frame(qrels), level)
+            if isinstance(qrels, QrelsTable):
+                if qrels.rel_level != level:
+                    raise TypeError("pass the qrels DataFrame to score at another relevance level")
+                tables[level] = qrels
+            else:
+                tables[level] = qrels_table(qrels, level)
         rk = form_rankings(run, tables[level], depth=depth, float32_scores=(version < 10),
                            keep_docids=any(r.extra for r in ordered))
         d = Derived(rk)
@@ -156,10 +160,6 @@ def _expand(values: np.ndarray, position: np.ndarray, n: int, kind: str) -> np.n
         full = np.zeros(n, dtype=np.float64)
     full[position] = values
     return full
-
-
-def _frame(table: QrelsTable) -> pd.DataFrame:
-    raise TypeError("pass the qrels DataFrame to score at another relevance level")
 
 
 __all__ = ["Request", "Score", "RunScores", "score_run", "DOUBLE", "MEAN"]

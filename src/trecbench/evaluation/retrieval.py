@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Iterable, Mapping, Union
 
-import numpy as np
 import pandas as pd
 
 from .engine import RunScores, score_run
@@ -168,4 +166,3 @@ def _py(value, kind: str):
 
 
 __all__ = ["evaluate", "score_runs", "to_frame", "DEFAULT_MEASURES"]
-_ = (np, Path)

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TextIO, Union
 
-from trecbench._lines import iter_lines
+from trecbench._lines import iter_json_objects as _iter_json_objects
 from trecbench.errors import InputError, Problem
 from trecbench.nuggets.model import IMPORTANCE, ORIGIN, STATUS, Nugget, TopicNuggets, normalise_support
 
@@ -30,21 +30,7 @@ def iter_json_objects(path: PathLike) -> Iterator[tuple[int, dict[str, Any] | No
     if not path.is_file():
         yield 0, None, "no such file"
         return
-    for line in iter_lines(path):
-        if line.text is None:
-            yield line.number, None, line.error
-            continue
-        if not line.text.strip():
-            continue
-        try:
-            record = json.loads(line.text)
-        except json.JSONDecodeError as e:
-            yield line.number, None, f"invalid JSON: {e.msg} (column {e.colno})"
-            continue
-        if not isinstance(record, dict):
-            yield line.number, None, "expected a JSON object"
-            continue
-        yield line.number, record, ""
+    yield from _iter_json_objects(path)
 
 
 def read_nuggets(path: PathLike) -> list[TopicNuggets]:

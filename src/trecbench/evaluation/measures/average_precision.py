@@ -1,11 +1,9 @@
 """Rank-order measures: map, gm_map, map_cut, bpref, gm_bpref, infAP, recip_rank, iprec_at_recall, 11pt_avg."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from trecbench.evaluation.rankings import NONPOOL, UNJUDGED
+from trecbench.evaluation.rankings import UNJUDGED
 
 from .base import (
     GEOMETRIC, Derived, Family, Output, RawParams, double_cutoffs, doubles_params, long_cutoffs, no_params,
@@ -158,5 +156,3 @@ register(Family("gm_bpref", "Geometric mean of bpref over topics.", _gm_bpref, n
 register(Family("11pt_avg", "Interpolated precision averaged over 11 recall points.", _11pt_avg,
                 doubles_params(RECALL_POINTS)))
 register(Family("map_cut", "AP over the top k documents (divided by all relevant).", _map_cut, long_cutoffs(CUTS)))
-
-_ = (math, NONPOOL)

@@ -72,10 +72,17 @@ def looks_like_jsonl(path: Path) -> bool:
     return False
 
 
-def iter_json_objects(path: Path) -> Iterator[tuple[int, "dict | None", str]]:
-    """(line number, object, "") for each non-blank JSONL line, or (line number, None, what is wrong)."""
+def iter_json_objects(path: "Path | str") -> Iterator[tuple[int, "dict | None", str]]:
+    """(line number, object, "") for each non-blank JSONL line, or (line number, None, what is wrong).
+
+    A missing file gives one (0, None, "no such file").
+    """
     import json
 
+    path = Path(path)
+    if not path.is_file():
+        yield 0, None, "no such file"
+        return
     for line in iter_lines(path):
         if line.text is None:
             yield line.number, None, line.error

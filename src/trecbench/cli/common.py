@@ -43,3 +43,10 @@ def print_table(frame: "pd.DataFrame", fmt: str = "table") -> None:
         click.echo(frame.to_json(orient="records", indent=2))
     else:
         click.echo(frame.to_string(index=False))
+
+
+def describe_plan(plan, *, at_most: bool = False, note: str = "") -> str:
+    """One line for a dry run: calls, tokens and dollars it would take (`trecbench.llm.Plan`)."""
+    cost = f"${plan.cost:.4f}" + (f" ({plan.unpriced} calls unpriced)" if plan.unpriced else "")
+    return (f"dry run: {'at most ' if at_most else ''}{plan.calls} calls to the model ({plan.cached} answered by "
+            f"the cache), {plan.prompt_tokens} input tokens{note}, ~{plan.completion_tokens} output tokens, {cost}")

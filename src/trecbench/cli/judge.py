@@ -141,10 +141,9 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
     if bar is not None:
         bar.close()
     if dry_run:
-        plan = client.plan
-        cost = f"${plan.cost:.4f}" + (f" ({plan.unpriced} calls unpriced)" if plan.unpriced else "")
-        click.echo(f"dry run: {plan.calls} calls to the model ({plan.cached} answered by the cache), "
-                   f"{plan.prompt_tokens} input tokens, ~{plan.completion_tokens} output tokens, {cost}")
+        from trecbench.cli.common import describe_plan
+
+        click.echo(describe_plan(client.plan))
         return
     click.echo(f"judged {report.judged}, failed {len(report.failed)}, skipped {skipped} already judged; "
                f"{report.calls} calls ({report.cached} from cache), {report.prompt_tokens} input + "

@@ -145,11 +145,9 @@ def _draft_llm(ws, model, min_grade, window, max_nuggets, keep, only, redraft, a
     if bar is not None:
         bar.close()
     if dry_run:
-        plan = client.plan
-        cost = f"${plan.cost:.4f}" + (f" ({plan.unpriced} calls unpriced)" if plan.unpriced else "")
-        click.echo(f"dry run: at most {plan.calls} calls to the model ({plan.cached} answered by the cache), "
-                   f"{plan.prompt_tokens} input tokens (the running lists not counted), "
-                   f"~{plan.completion_tokens} output tokens, {cost}")
+        from trecbench.cli.common import describe_plan
+
+        click.echo(describe_plan(client.plan, at_most=True, note=" (the running lists not counted)"))
         return
     _summary(report, model)
     click.echo(f"{report.calls} calls ({report.cached} from cache), {report.prompt_tokens} input + "

@@ -75,7 +75,7 @@ def _id(value: Any) -> str | None:
 
 def read_references(path: PathLike) -> dict[str, Reference]:
     """References from JSONL `{qid, reference_ids?: [...], reference_contexts?: [...], reference?: "..."}`."""
-    from trecbench.nuggets.io import iter_json_objects
+    from trecbench._lines import iter_json_objects
 
     where = str(path)
     out: dict[str, Reference] = {}
@@ -151,7 +151,7 @@ def read_context_set(path: PathLike) -> ContextSet:
 
 
 def _jsonl_contexts(path: Path) -> ContextSet:
-    from trecbench.nuggets.io import iter_json_objects
+    from trecbench._lines import iter_json_objects
 
     where = str(path)
     problems: list[Problem] = []

@@ -97,7 +97,7 @@ def read_evidence(path: PathLike) -> list[EvidenceItem]:
     A nuggets file is read too (nuggets with `support` become items; see `evidence_from_nuggets`).
     Raises InputError listing every problem.
     """
-    from trecbench.nuggets.io import iter_json_objects
+    from trecbench._lines import iter_json_objects
 
     where = str(path)
     items: list[EvidenceItem] = []
@@ -197,7 +197,7 @@ def ranked_docids(run: pd.DataFrame) -> dict[str, tuple[str, ...]]:
 
 
 def _staged_jsonl(path: Path, order: Iterable[str] | None) -> StagedContexts:
-    from trecbench.nuggets.io import iter_json_objects
+    from trecbench._lines import iter_json_objects
 
     where = str(path)
     problems: list[Problem] = []
@@ -245,7 +245,7 @@ def _staged_jsonl(path: Path, order: Iterable[str] | None) -> StagedContexts:
 
 def read_permissions(path: PathLike) -> Permissions:
     """Permissions from JSONL: `{qid, allow: [docid | "group:NAME", ...]}` and `{group: NAME, docids: [...]}`."""
-    from trecbench.nuggets.io import iter_json_objects
+    from trecbench._lines import iter_json_objects
 
     where = str(path)
     allowed: dict[str, frozenset[str]] = {}

@@ -14,23 +14,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Iterator, TextIO, Union
+from typing import Any, Iterable, TextIO, Union
 
-from trecbench._lines import iter_json_objects as _iter_json_objects
+from trecbench._lines import iter_json_objects
 from trecbench.errors import InputError, Problem
 from trecbench.nuggets.model import IMPORTANCE, ORIGIN, STATUS, Nugget, TopicNuggets, normalise_support
 
 PathLike = Union[str, Path]
 _KNOWN = {"id", "text", "importance", "support", "status", "origin"}
-
-
-def iter_json_objects(path: PathLike) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
-    """(line number, object, "") for each non-blank JSONL line, or (line, None, what is wrong)."""
-    path = Path(path)
-    if not path.is_file():
-        yield 0, None, "no such file"
-        return
-    yield from _iter_json_objects(path)
 
 
 def read_nuggets(path: PathLike) -> list[TopicNuggets]:

@@ -104,7 +104,7 @@ def read_assignments(path: PathLike, *, run_id: str | None = None) -> list[Topic
     takes `run_id` (default: the file's name without extension). An assignment of "failed" marks
     the topic incomplete. Raises InputError listing every problem.
     """
-    from trecbench.nuggets.io import iter_json_objects
+    from trecbench._lines import iter_json_objects
 
     where = str(path)
     default_run = run_id or Path(path).name.split(".")[0]

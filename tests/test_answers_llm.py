@@ -130,5 +130,5 @@ def test_a_model_that_cannot_be_reached_ends_the_command_with_its_message(llm_se
     llm_server.script(status(401, message="bad key"))
     result = cli_run("eval", "answers", "--nuggets", nuggets, answers, "--assigner", "llm", "--model", "openai/judge",
                      "--api-base", llm_server.base_url, "--cache", tmp_path / "c.sqlite")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a server that refuses the key: bad input
     assert "HTTP 401" in result.stderr and "Traceback" not in result.stderr

@@ -24,6 +24,8 @@ DOCS = {
     "d6": "Break-glass access expires after 4 hours and is reviewed the next day.",
 }
 TOPICS = {"t1": "How fast must a bad API release be rolled back?", "t2": "Who approves emergency production access?"}
+JUDGE = "openai/gpt-4o-mini:graded-0-3@" + __import__("trecbench.qrels.judges.prompts", fromlist=["x"]).load_prompt(
+    None).sha256[:8]
 POOL = [("t1", "d1"), ("t1", "d2"), ("t1", "d3"), ("t2", "d4"), ("t2", "d5"), ("t2", "d6")]
 
 
@@ -74,7 +76,7 @@ def test_every_candidate_is_judged_and_a_rerun_makes_no_calls(bench, llm_server,
     assert len(llm_server.requests) == 6
     got = {(q, d): (g, s) for q, d, g, s, _ in rows(bench)}
     assert got[("t1", "d1")] == (3, "ok") and got[("t2", "d5")] == (0, "ok") and got[("t1", "d3")] == (1, "ok")
-    assert {name for *_, name in rows(bench)} == {"openai/gpt-4o-mini:graded-0-3"}
+    assert {name for *_, name in rows(bench)} == {JUDGE}
     assert "judged 6, failed 0" in r.stdout
     r = cli_run(*judge_args(bench, llm_server))
     assert r.exit_code == 0 and len(llm_server.requests) == 6  # everything already judged: no call
@@ -109,7 +111,7 @@ def test_unreadable_replies_are_recorded_as_failures_never_as_grades(bench, llm_
     r = cli_run(*judge_args(bench, llm_server, "--limit", "1"))
     assert r.exit_code == 1
     assert "1 judgment(s) failed" in r.stderr and "t1\td1\tunreadable reply" in r.stderr
-    assert rows(bench) == [("t1", "d1", None, "failed", "openai/gpt-4o-mini:graded-0-3")]
+    assert rows(bench) == [("t1", "d1", None, "failed", JUDGE)]
     assert len(llm_server.requests) == 3  # asked, then re-asked twice
     out = tmp_path / "q.txt"
     # a failure is not a judgment: nothing to export yet
@@ -124,7 +126,7 @@ def test_rate_limits_and_server_errors_are_retried(bench, llm_server, cli_run):
     r = cli_run(*judge_args(bench, llm_server, "--limit", "1"))
     assert r.exit_code == 0, r.output
     assert len(llm_server.requests) == 3
-    assert rows(bench) == [("t1", "d1", 2, "ok", "openai/gpt-4o-mini:graded-0-3")]
+    assert rows(bench) == [("t1", "d1", 2, "ok", JUDGE)]
 
 
 def test_samples_are_put_to_a_majority_vote(bench, llm_server, cli_run):

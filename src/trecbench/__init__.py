@@ -36,6 +36,8 @@ _EXPORTS = {
     "evaluate_evidence": "trecbench.evaluation.evidence",
     "compare_runs": "trecbench.evaluation.significance",
     "agreement": "trecbench.qrels.agreement",
+    "judge_pool": "trecbench.qrels.judges.run",
+    "draft_nuggets": "trecbench.nuggets.run",
     "InputError": "trecbench.errors",
     "Problem": "trecbench.errors",
 }

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -46,6 +46,7 @@ class DemoResult:
     model: str | None = None
     failures: list[str] = field(default_factory=list)
     steps: list[tuple[str, float]] = field(default_factory=list)
+    agreement: str = "assessor-1 vs assessor-2"  # the two judges the kappa compares
 
 
 def _fresh(folder: Path) -> None:
@@ -59,9 +60,33 @@ def _fresh(folder: Path) -> None:
     (folder / DEMO_MARKER).write_text("made by `trecbench demo`; the next demo run replaces this folder\n")
 
 
-def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None, api_base: str | None = None,
-             api_key: str | None = None, say: Callable[[str], None] = lambda _: None) -> DemoResult:
-    """Run the whole pipeline into `folder` (replaced if it holds an earlier demo); returns the numbers."""
+class DemoStopped(Exception):
+    """The model gave nothing the rest of the demo can score (no usable judgment); `failures` says why."""
+
+    def __init__(self, message: str, failures: list[str]):
+        super().__init__(message)
+        self.failures = failures
+
+
+def run_demo(folder: str | Path = "trecbench-demo", *, model: Any = None, api_base: str | None = None,
+             api_key: str | None = None, max_cost: Any = None,
+             say: Callable[[str], None] = lambda _: None) -> DemoResult:
+    """Run the whole pipeline into `folder` (replaced if it holds an earlier demo); returns the numbers.
+
+    model: None (offline: the sample's assessors and edited nuggets), a litellm model name (with
+    `api_base`, `api_key`), or a `trecbench.llm.ModelConfig`; the model judges the pool (batch 5),
+    drafts the nuggets and assigns them, within `max_cost` dollars. Raises DemoStopped when the model
+    gives no usable judgment.
+    """
+    config = None
+    if model is not None:
+        from trecbench.llm import ModelConfig
+
+        from trecbench.llm import Budget
+
+        config = model if isinstance(model, ModelConfig) else ModelConfig(model, api_base=api_base, api_key=api_key)
+        model = config.model
+        max_cost = Budget.of(max_cost)  # one limit for judging, drafting and assignment together
     from trecbench.evaluation import evaluate
     from trecbench.evaluation.answers import evaluate_answers
     from trecbench.evaluation.evidence import evaluate_evidence, evidence_from_nuggets
@@ -122,15 +147,18 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
         return len(rows)
 
     import_human(sample / "qrels.second-assessor.txt", "assessor-2")
-    if model:
-        failures += _judge_with_model(ws, model, api_base, api_key)
+    official = "assessor-1"
+    if config is not None:
+        official, judge_failures = _judge_with_model(ws, config, max_cost)
+        failures += judge_failures
         step(f"pool judged by {model}")
     else:
         import_human(sample / "qrels.txt", "assessor-1")
         step("judgments of two assessors recorded")
 
     judgments = ws.judgments()
-    official = "assessor-1" if not model else f"{model}:graded-0-3"
+    if config is not None and not (judgments["judge"] == official).any():
+        raise DemoStopped(f"{model} gave no usable judgment ({len(failures)} failure(s)): nothing to score", failures)
     grades = select_grades(judgments, judge=official)
     grades, _ = propagate(grades, load_pool(ws))
     qrels = to_qrels(grades)
@@ -139,8 +167,8 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
 
     # nuggets: drafted, then the edited version people made of them
     store = NuggetStore(ws)
-    if model:
-        failures += _draft_with_model(ws, model, api_base, api_key)
+    if config is not None:
+        failures += _draft_with_model(ws, config, max_cost)
         step(f"nuggets drafted by {model}")
     else:
         from trecbench.nuggets.draft_extractive import draft_extractive
@@ -157,8 +185,11 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
     step("retrieval scored")
     answer_files = sorted(str(p) for p in (sample / "answers").glob("*.jsonl"))
     options = {}
-    if model:
-        options = {"assigner": "llm", "model": model, "api_base": api_base, "cache": str(bench / "bench.sqlite")}
+    if config is not None:
+        from trecbench.llm import LLM
+
+        options = {"assigner": "llm", "model": LLM(config, cache=str(bench / "bench.sqlite"),
+                                                    budget=Budget.of(max_cost))}
     else:
         options = {"assigner": "citation"}
     answer_scores, _ = evaluate_answers(topics_nuggets, answer_files, **options)
@@ -184,37 +215,22 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
                                            iterations=2000))
     step("report written")
     return DemoResult(folder, bench, report, retrieval, answers, evidence, funnel, loo.verdict(), agree.kappa,
-                      agree.pairs, len(pool.candidates), len(judgments), n_nuggets, model, failures, steps)
+                      agree.pairs, len(pool.candidates), len(judgments), n_nuggets, model, failures, steps,
+                      agreement=f"{official} vs assessor-2")
 
 
-def _model_client(ws, model: str, api_base: str | None, api_key: str | None):
-    from trecbench.llm import LLM, ModelConfig
+def _judge_with_model(ws, config, max_cost: Any) -> tuple[str, list[str]]:
+    """The model judges the pool (batch 5): (the judge's name, the failures)."""
+    from trecbench import judge_pool
 
-    config = ModelConfig(model, api_base=api_base, api_key=api_key, concurrency=8)
-    return LLM(config, cache=ws.path / "bench.sqlite")
-
-
-def _judge_with_model(ws, model: str, api_base: str | None, api_key: str | None) -> list[str]:
-    from trecbench.qrels.judges.llm import candidates, judge, model_judge, plan_tasks
-    from trecbench.qrels.judges.prompts import load_prompt
-
-    prompt = load_prompt(None)
-    identity = model_judge(model, prompt, batch=5, samples=1, params={"temperature": 0.0})
-    tasks, _ = plan_tasks(candidates(ws), ws.judged_pairs(identity), 5)
-    client = _model_client(ws, model, api_base, api_key)
-    try:
-        report = client.run(judge(ws, client, prompt, tasks, identity, corpus=ws.corpus()))
-    finally:
-        client.close()
-    return [f"judgment {q} {d}: {why}" for q, d, why in report.failed] + ([report.stopped] if report.stopped else [])
+    run = judge_pool(ws, config, batch=5, max_cost=max_cost)
+    report = run.report
+    return run.judge.name, ([f"judgment {q} {d}: {why}" for q, d, why in report.failed]
+                            + ([report.stopped] if report.stopped else []))
 
 
-def _draft_with_model(ws, model: str, api_base: str | None, api_key: str | None) -> list[str]:
-    from trecbench.nuggets.draft_llm import DraftSettings, draft_with_llm
+def _draft_with_model(ws, config, max_cost: Any) -> list[str]:
+    from trecbench import draft_nuggets
 
-    client = _model_client(ws, model, api_base, api_key)
-    try:
-        report = client.run(draft_with_llm(ws, client, DraftSettings()))
-    finally:
-        client.close()
+    report = draft_nuggets(ws, config, max_cost=max_cost).report
     return [f"nuggets {qid}: {'; '.join(problems)}" for qid, problems in report.incomplete.items()]

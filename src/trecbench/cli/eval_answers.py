@@ -1,9 +1,9 @@
 """`trecbench eval answers`: nugget scores of RAG answers (V_strict, V, A_strict, A, W_strict, W)."""
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import click
+
+from trecbench.cli.model_options import model_errors, model_options
 
 
 @click.command("answers")
@@ -15,12 +15,9 @@ import click
 @click.option("--assigner", type=click.Choice(["citation", "string", "llm"]), default="citation", show_default=True,
               help="citation: cited documents vs nugget support, plus word overlap (offline); string: "
                    "Levenshtein similarity to sentence windows (offline); llm: a model labels each nugget.")
-@click.option("--model", default=None, help="Model for --assigner llm (a litellm model name, e.g. openai/gpt-4o-mini).")
-@click.option("--api-base", default=None, help="llm: base URL of an OpenAI-compatible server.")
+@model_options(required=False, what="for --assigner llm")
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default="trecbench-llm-cache.sqlite",
               show_default=True, help="llm: SQLite file caching model replies (a rerun makes no new calls).")
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
-              help="llm: model calls in flight at once.")
 @click.option("--assignments", "assignment_files", multiple=True, type=click.Path(dir_okay=False),
               help="Score assignments made elsewhere (AutoNuggetizer's assign output, NIST's "
                    "{qid, run_id, nuggets:[{text, importance, assignment}]}). Repeatable.")
@@ -39,7 +36,7 @@ import click
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
-def answers(answer_files, nuggets_path, workspace, assigner, model, api_base, cache_path, concurrency, assignment_files,
+def answers(answer_files, nuggets_path, workspace, assigner, model_opts, cache_path, assignment_files,
             save_assignments, threshold, partial_threshold, batch_size, per_topic, missing_topics, fmt,
             output) -> None:
     """Score ANSWER_FILES against --nuggets: V_strict (primary), V, A_strict, A, W_strict, W.
@@ -85,14 +82,14 @@ def answers(answer_files, nuggets_path, workspace, assigner, model, api_base, ca
             raise click.UsageError("--nuggets is required to assign (or give --assignments)")
         if not answer_files:
             raise click.UsageError("give ANSWER_FILES to score (or --assignments)")
-        options = _assigner_options(assigner, model, threshold, partial_threshold, batch_size)
+        options = _assigner_options(assigner, model_opts.model, threshold, partial_threshold, batch_size)
         unsupported = sum(not n.support for t in nuggets.values() for n in t.nuggets)
         if assigner == "citation" and unsupported:
             click.echo(f"{unsupported} nugget(s) have no supporting documents: the citation assigner can give them "
                        "at most partial_support (by their wording)", err=True)
-        if assigner == "llm":
-            options.update(api_base=api_base, cache=cache_path, concurrency=concurrency)
         with model_errors():
+            if assigner == "llm":
+                options["model"] = model_opts.client(cache=cache_path)
             scores, made = evaluate_answers(list(nuggets.values()), list(answer_files), assigner=assigner,
                                             missing_topics=missing_topics, **options)
     if save_assignments:
@@ -114,19 +111,6 @@ def answers(answer_files, nuggets_path, workspace, assigner, model, api_base, ca
     for run, qids in scores.unjudged.items():
         if qids:
             click.echo(f"{run}: {len(qids)} answered topic(s) have no nuggets, not scored: {ts.some(qids)}", err=True)
-
-
-@contextmanager
-def model_errors():
-    """A model call that can never succeed (bad key, unknown model, budget) ends the command with its message."""
-    try:
-        yield
-    except Exception as e:
-        from trecbench.llm import LLMError
-
-        if isinstance(e, LLMError):
-            raise click.ClickException(str(e)) from None
-        raise
 
 
 def _assigner_options(assigner: str, model: str | None, threshold: float | None, partial_threshold: float,

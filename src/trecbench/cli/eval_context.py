@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from trecbench.cli.model_options import exit_status, model_errors, model_options
+
 
 @click.command("context-recall")
 @click.option("--mode", type=click.Choice(["id", "string", "llm"]), default="id", show_default=True,
@@ -21,12 +23,9 @@ import click
 @click.option("--window", type=click.Choice(["none", "sentence"]), default="none", show_default=True,
               help="string: also compare against windows of 1-3 sentences of each context.")
 @click.option("--corpus", "corpus_path", default=None, help="Corpus to look up texts of contexts given by id.")
-@click.option("--model", default=None, help="Model for --mode llm (a litellm model name, e.g. openai/gpt-4o-mini).")
-@click.option("--api-base", default=None, help="llm: base URL of an OpenAI-compatible server.")
+@model_options(required=False, what="for --mode llm")
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default="trecbench-llm-cache.sqlite",
               show_default=True, help="llm: SQLite file caching model replies (a rerun makes no new calls).")
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
-              help="llm: model calls in flight at once.")
 @click.option("--scale", type=float, default=1.0, show_default=True, help="llm: multiply the score by this.")
 @click.option("--missing", type=click.Choice(["nan", "zero"]), default="nan", show_default=True,
               help="A topic without a reference: nan (left out of the mean, with the reason) or zero (Mastra).")
@@ -35,7 +34,7 @@ import click
               help="Output format (json includes reasons and per-reference details).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
 def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level, k, threshold, window, corpus_path,
-                   model, api_base, cache_path, concurrency, scale, missing, per_topic, fmt, output) -> None:
+                   model_opts, cache_path, scale, missing, per_topic, fmt, output) -> None:
     """How much of each topic's reference the retrieved contexts contain (one context set per topic).
 
     \b
@@ -44,7 +43,6 @@ def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level,
       trecbench eval context-recall --mode string --contexts contexts.jsonl --references refs.jsonl --window sentence
       trecbench eval context-recall --mode llm --model gpt-4o-mini --contexts contexts.jsonl --references refs.jsonl
     """
-    from trecbench.cli.eval_answers import model_errors
     from trecbench.evaluation import topic_scores as ts
     from trecbench.evaluation.context_recall import evaluate_context_recall, read_references, references_from_qrels
 
@@ -52,7 +50,7 @@ def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level,
         raise click.UsageError("give --references or --qrels (one of them)")
     if qrels_path and mode != "id":
         raise click.UsageError("--qrels gives reference ids: use it with --mode id")
-    if mode == "llm" and not model:
+    if mode == "llm" and not model_opts.model:
         raise click.UsageError("--mode llm needs --model")
     refs = read_references(references_path) if references_path else references_from_qrels(qrels_path, rel_level)
     judge = None
@@ -60,7 +58,7 @@ def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level,
         from trecbench.evaluation.context_recall import LLMRecallJudge
 
         with model_errors():
-            judge = LLMRecallJudge(model, api_base=api_base, cache=cache_path, concurrency=concurrency)
+            judge = LLMRecallJudge(model_opts.client(cache=cache_path))
     try:
         with model_errors():
             scores = evaluate_context_recall(list(contexts_paths), refs, mode=mode, k=k, threshold=threshold,
@@ -76,3 +74,6 @@ def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level,
     for why, where in reasons.items():
         what = "scored 0" if missing == "zero" and not why.startswith("incomplete") else "no score"
         click.echo(f"{len(where)} topic(s), {what}: {why}: {ts.some(where)}", err=True)
+    status = exit_status(incomplete=bool(scores.incomplete))
+    if status:
+        raise SystemExit(status)

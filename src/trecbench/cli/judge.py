@@ -1,9 +1,10 @@
 """`trecbench judge llm`: grade the pool's candidates with a model."""
 from __future__ import annotations
 
-import sys
-
 import click
+
+from trecbench.cli.model_options import (ProgressBar, describe_estimate, describe_judging, dollars, finish,
+                                         interruptible, model_errors, model_options)
 
 
 @click.group("judge")
@@ -16,39 +17,49 @@ def judge() -> None:
     """
 
 
+class PromptParam(click.ParamType):
+    """`--prompt`: a built-in prompt's name or a UTF-8 text file of instructions (checked when parsed)."""
+
+    name = "prompt"
+
+    def convert(self, value, param, ctx):
+        from trecbench.errors import InputError
+        from trecbench.qrels.judges.prompts import Prompt, load_prompt
+
+        if isinstance(value, Prompt):
+            return value
+        try:
+            return load_prompt(value)
+        except InputError as e:
+            self.fail(str(e), param, ctx)
+
+
 @judge.command("llm")
 @click.option("-w", "--workspace", required=True, type=click.Path(file_okay=False), help="Bench workspace.")
-@click.option("--model", required=True, help="Any litellm model name (openai/gpt-4o-mini, hosted_vllm/..., ollama/...).")
-@click.option("--api-base", "api_bases", multiple=True,
-              help="Server URL (OpenAI-compatible, vLLM, Ollama ...); repeat to spread calls over several deployments.")
-@click.option("--api-key", envvar="TRECBENCH_API_KEY", help="API key (default: the provider's usual variable).")
-@click.option("--prompt", "prompt_spec", default=None, help="Built-in prompt name (graded-0-3) or a file of instructions.")
+@model_options(temperature_help="Sampling temperature (default 0; 0.7 when --samples > 1).")
+@click.option("--prompt", default=None, type=PromptParam(),
+              help="Built-in prompt name (graded-0-3) or a UTF-8 text file of instructions.")
 @click.option("--batch", default=1, show_default=True, type=click.IntRange(1, 50), help="Passages per call.")
 @click.option("--samples", default=1, show_default=True, type=click.IntRange(1, 15),
               help="Calls per batch; the grade is their majority (a tie goes to the lower grade).")
 @click.option("--examples", default=0, show_default=True, type=click.IntRange(0, 10),
               help="Few-shot examples drawn from people's judgments of other topics.")
-@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 512), help="Calls in flight.")
-@click.option("--rpm", type=float, default=None, help="At most this many calls start per minute.")
-@click.option("--max-cost", type=float, default=None, help="Stop before spending more than this many dollars.")
-@click.option("--temperature", type=float, default=None,
-              help="Sampling temperature (default 0; 0.7 when --samples > 1).")
-@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request.")
-@click.option("--max-retries", type=int, default=4, show_default=True, help="Retries on 429, 5xx and timeouts.")
-@click.option("--limit", type=int, default=None, help="Judge at most this many documents in this run.")
+@click.option("--limit", type=click.IntRange(1), default=None, help="Judge at most this many documents in this run.")
 @click.option("--pool", "pool_name", default=None, help="Pool to judge (default: the newest).")
-@click.option("--relevant-grade", default=1, show_default=True, type=int,
+@click.option("--relevant-grade", default=1, show_default=True, type=click.IntRange(0, 3),
               help="Adaptive pools (mtf, maxmean): the grade from which a document counts as relevant.")
-@click.option("--dry-run", is_flag=True, help="Count the calls, tokens and dollars it would take; call nothing.")
+@click.option("--dry-run", is_flag=True, help="Count the calls, tokens and dollars it would take; call and write nothing.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examples, concurrency, rpm, max_cost,
-        temperature, timeout, max_retries, limit, pool_name, relevant_grade, dry_run, quiet) -> None:
+def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_name, relevant_grade, dry_run,
+        quiet) -> None:
     """Grade the pool's unjudged candidates 0-3 with MODEL; each judgment is saved as it arrives.
 
     Re-running judges only what is missing (replies are cached in the workspace, so nothing is paid
     twice). An adaptive pool (mtf, maxmean) chooses each next document from the grades so far and
-    stops each topic at the pool's budget. A reply that cannot be read is re-asked, then recorded as a failure — never as a grade —
-    and failures are listed at the end with exit status 1. Ctrl-C keeps every finished judgment.
+    stops each topic at the pool's budget. A reply that cannot be read is re-asked, then recorded as a
+    failure — never as a grade — and failures are listed at the end (exit 1); a --max-cost stop exits 3.
+    The judge's name holds everything that changes its grades (model, prompt and its hash, batch,
+    samples, temperature, examples). --dry-run prints the estimate of `pool estimate` and writes nothing.
 
     \b
     Example:
@@ -59,102 +70,29 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
       trecbench pool runs/*.txt --strategy mtf --budget 30 -w mybench --name mtf30
       trecbench judge llm -w mybench --pool mtf30 --model openai/gpt-4o-mini
     """
-
-    from trecbench.llm import LLM, Budget, ModelConfig
-    from trecbench.qrels.judges.llm import (candidates, few_shot_examples, judge as run_judge, judge_adaptive,
-                                            model_judge, plan_tasks)
-    from trecbench.qrels.judges.prompts import load_prompt
+    from trecbench.qrels.judges.run import judge_pool
     from trecbench.store import Workspace
 
-    ws = Workspace(workspace)
-    prompt = load_prompt(prompt_spec)
-    temp = temperature if temperature is not None else (0.7 if samples > 1 else 0.0)
-    params = {"temperature": temp}
-    deployments = [{"model": model, "api_base": b, **({"api_key": api_key} if api_key else {})}
-                   for b in api_bases] if len(api_bases) > 1 else None
-    config = ModelConfig(model, api_base=api_bases[0] if len(api_bases) == 1 else None, api_key=api_key,
-                         params=params, timeout=timeout, max_retries=max_retries, deployments=deployments,
-                         concurrency=concurrency, rpm=rpm)
-    identity = model_judge(model, prompt, batch=batch, samples=samples, params=params)
-    pool = candidates(ws, pool_name)
-    adaptive = pool.attrs.get("strategy") in ("mtf", "maxmean")
-    if adaptive:
-        from trecbench.pooling.pool import Pool, PoolInfo
-        from trecbench.store.workspace import load_pool
-
-        if batch > 1:
-            raise click.UsageError("an adaptive pool picks one document at a time: --batch must be 1")
-        stored = load_pool(ws, pool_name)
-        info = PoolInfo.from_dict(stored.attrs["info"])
-        adaptive_pool = Pool(stored.reset_index(drop=True), info)
-        mine = ws.judgments()
-        mine = mine[mine["judge"] == identity.name].sort_values("id")
-        done = {(q, d): int(g) for q, d, g in zip(mine["query_id"], mine["doc_id"], mine["grade"])}
-        per_topic = info.budget or stored.groupby("query_id").size().max()
-        total = min(len(stored), int(per_topic) * stored["query_id"].nunique())
-        total = max(total - len(done), 0) if limit is None else min(limit, total)
-        tasks, skipped = [], len(done)
-    else:
-        tasks, skipped = plan_tasks(pool, ws.judged_pairs(identity), batch, limit)
-        total = sum(len(t.docids) for t in tasks)
-    corpus = ws.corpus()
-    shots = few_shot_examples(ws, examples, corpus, ws.topics())
-    client = LLM(config, cache=ws.path / "bench.sqlite", budget=Budget(max_cost) if max_cost else None,
-                 dry_run=dry_run)
-    if adaptive:
-        click.echo(f"judge {identity.name} (prompt sha256 {prompt.sha256[:12]}): adaptive pool "
-                   f"{pool.attrs.get('name')!r} ({pool.attrs.get('strategy')}), up to {total} documents; "
-                   f"{skipped} already judged", err=True)
-    else:
-        click.echo(f"judge {identity.name} (prompt sha256 {prompt.sha256[:12]}): {total} documents to judge "
-                   f"in {len(tasks)} calls x {samples} sample(s); {skipped} already judged", err=True)
-    bar = None
-    if not quiet and not dry_run and total:
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, unit="doc", file=sys.stderr, dynamic_ncols=True)
-
-    def progress(report, n) -> None:
-        if bar is not None:
-            bar.update(n)
-            bar.set_postfix_str(f"judged {report.judged} failed {len(report.failed)} "
-                                f"tokens {report.prompt_tokens + report.completion_tokens} ${report.cost:.4f}")
-
-    try:
-        if adaptive:
-            report = client.run(judge_adaptive(ws, client, prompt, adaptive_pool, identity, budget=info.budget,
-                                                relevant_grade=relevant_grade, samples=samples, examples=shots,
-                                                corpus=corpus, done=done, on_progress=progress))
-            skipped = report.skipped
-        else:
-            report = client.run(run_judge(ws, client, prompt, tasks, identity, samples=samples, examples=shots,
-                                           corpus=corpus, on_progress=progress))
-    except KeyboardInterrupt:
-        if bar is not None:
+    config = model_opts.config(temperature=0.7 if samples > 1 else 0.0)
+    bar = ProgressBar(quiet or dry_run, "doc")
+    with interruptible("every finished judgment is saved; run the same command to continue"), model_errors():
+        try:
+            run = judge_pool(Workspace(workspace), config, prompt=prompt, batch=batch, samples=samples,
+                             examples=examples, limit=limit, pool=pool_name, relevant_grade=relevant_grade,
+                             max_cost=model_opts.max_cost, dry_run=dry_run,
+                             on_start=lambda plan: (click.echo(describe_judging(plan), err=True), bar.start(plan.total)),
+                             on_progress=lambda report, n: bar.update(n, report.judged, len(report.failed), report))
+        except ValueError as e:
+            raise click.UsageError(str(e)) from None
+        finally:
             bar.close()
-        done = len(ws.judged_pairs(identity))
-        click.echo(f"\ninterrupted: every finished judgment is saved ({done} by this judge); "
-                   "run the same command to continue", err=True)
-        sys.exit(130)
-    finally:
-        client.close()
-    if bar is not None:
-        bar.close()
-    if dry_run:
-        from trecbench.cli.common import describe_plan
-
-        click.echo(describe_plan(client.plan))
+    if run.report is None:
+        click.echo(describe_estimate(run.estimate))
         return
-    click.echo(f"judged {report.judged}, failed {len(report.failed)}, skipped {skipped} already judged; "
-               f"{report.calls} calls ({report.cached} from cache), {report.prompt_tokens} input + "
-               f"{report.completion_tokens} output tokens, ${report.cost:.4f}")
-    if report.stopped:
-        click.echo(f"stopped early: {report.stopped}", err=True)
-    if report.failed:
-        click.echo(f"{len(report.failed)} judgment(s) failed (recorded as failures, not grades; "
-                   "run again to retry them):", err=True)
-        for qid, docid, why in report.failed:
-            click.echo(f"  {qid}\t{docid}\t{why}", err=True)
-        sys.exit(1)
-    if report.stopped:
-        sys.exit(3)
+    report = run.report
+    click.echo(f"judged {report.judged}, failed {len(report.failed)}, skipped {report.skipped if run.plan.adaptive else run.plan.skipped} "
+               f"already judged; {report.calls} calls ({report.cached} from cache), {report.prompt_tokens} input + "
+               f"{report.completion_tokens} output tokens, {dollars(report.cost)}")
+    failed = [f"{qid}\t{docid}\t{why}" for qid, docid, why in report.failed]
+    finish(failed, f"{len(failed)} judgment(s) failed (recorded as failures, not grades; run again to retry them)",
+           stopped=report.stopped, budget_stop=report.stopped is not None)

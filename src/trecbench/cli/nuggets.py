@@ -5,9 +5,9 @@ import sys
 
 import click
 
+from trecbench.cli.common import describe_plan
+from trecbench.cli.model_options import ProgressBar, dollars, finish, interruptible, model_errors, model_options
 from trecbench.cli.workspace import workspace_option
-
-STOPPED = "stopped before it finished"
 
 
 @click.group("nuggets")
@@ -23,9 +23,10 @@ def nuggets() -> None:
 
 @nuggets.command("draft")
 @workspace_option
-@click.option("--model", help="Any litellm model name (openai/gpt-4o-mini, hosted_vllm/..., ollama/...).")
+@model_options(required=False, timeout=120.0, what="(or --extractive)")
 @click.option("--extractive", is_flag=True, help="Draft without a model: ranked sentences of the relevant documents.")
-@click.option("--min-grade", default=1, show_default=True, type=int, help="Lowest grade of a relevant document.")
+@click.option("--min-grade", default=1, show_default=True, type=click.IntRange(0, 3),
+              help="Lowest grade of a relevant document.")
 @click.option("--window", default=10, show_default=True, type=click.IntRange(1, 100),
               help="Relevant documents per model call.")
 @click.option("--max-nuggets", default=30, show_default=True, type=click.IntRange(1, 200),
@@ -34,20 +35,10 @@ def nuggets() -> None:
               help="Nuggets kept per topic after ordering vital first.")
 @click.option("--topic", "only", multiple=True, help="Draft only this topic (repeatable).")
 @click.option("--redraft", is_flag=True, help="Draft complete topics again too (people's edits are kept).")
-@click.option("--api-base", "api_bases", multiple=True,
-              help="Server URL (OpenAI-compatible, vLLM, Ollama ...); repeat to spread calls over deployments.")
-@click.option("--api-key", envvar="TRECBENCH_API_KEY", help="API key (default: the provider's usual variable).")
-@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 512),
-              help="Topics drafted at once.")
-@click.option("--rpm", type=float, default=None, help="At most this many calls start per minute.")
-@click.option("--max-cost", type=float, default=None, help="Stop before spending more than this many dollars.")
-@click.option("--temperature", type=float, default=0.0, show_default=True, help="Sampling temperature.")
-@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds per request.")
-@click.option("--max-retries", type=int, default=4, show_default=True, help="Retries on 429, 5xx and timeouts.")
 @click.option("--dry-run", is_flag=True, help="Count the calls, tokens and dollars it would take; call nothing.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def draft(workspace, model, extractive, min_grade, window, max_nuggets, keep, only, redraft, api_bases, api_key,
-          concurrency, rpm, max_cost, temperature, timeout, max_retries, dry_run, quiet) -> None:
+def draft(workspace, model_opts, extractive, min_grade, window, max_nuggets, keep, only, redraft, dry_run,
+          quiet) -> None:
     """Draft nuggets for each topic from its judged-relevant documents, with their supporting documents.
 
     With --model, the AutoNuggetizer procedure: the relevant documents (grade >= --min-grade, best
@@ -56,7 +47,7 @@ def draft(workspace, model, extractive, min_grade, window, max_nuggets, keep, on
     okay in batches of ten, ordered vital first, and cut to --keep. Replies are cached in the
     workspace, unreadable ones re-asked, and a window or batch that still fails makes its topic
     incomplete: its nuggets are kept as drafts, the failure is listed (exit 1), and the next run drafts
-    the topic again. Complete topics are skipped on the next run.
+    the topic again; a --max-cost stop exits 3. Complete topics are skipped on the next run.
 
     With --extractive, no model: sentences of the relevant documents ranked by how well they cover the
     topic and how many relevant documents repeat them, near-duplicates merged (origin "extractive").
@@ -67,99 +58,41 @@ def draft(workspace, model, extractive, min_grade, window, max_nuggets, keep, on
       trecbench nuggets draft -w mybench --model openai/gpt-4o-mini --keep 20 --max-cost 5
       trecbench nuggets draft -w mybench --extractive --keep 15
     """
+    from trecbench.nuggets.run import draft_nuggets
     from trecbench.store import Workspace
 
-    if extractive == bool(model):
+    if extractive == bool(model_opts.model):
         raise click.UsageError("give either --model MODEL or --extractive")
-    ws = Workspace(workspace)
-    if extractive:
-        _draft_extractive(ws, min_grade, keep, only, redraft, dry_run)
-        return
-    _draft_llm(ws, model, min_grade, window, max_nuggets, keep, only, redraft, api_bases, api_key, concurrency, rpm,
-               max_cost, temperature, timeout, max_retries, dry_run, quiet)
+    bar = ProgressBar(quiet or dry_run, "topic")
 
+    def start(run) -> None:
+        click.echo(f"draft nuggets with {model_opts.model or 'the extractive drafter'}: {len(run.todo)} topic(s) to "
+                   f"draft, {len(run.skipped)} already complete", err=True)
+        bar.start(len(run.todo))
 
-def _draft_extractive(ws, min_grade, keep, only, redraft, dry_run) -> None:
-    from trecbench.nuggets.draft_extractive import ExtractiveSettings, draft_extractive
-
-    if dry_run:
-        raise click.UsageError("--dry-run is for --model (the extractive drafter calls nothing)")
-    try:
-        report = draft_extractive(ws, ExtractiveSettings(min_grade=min_grade, keep=keep), only=only, redraft=redraft)
-    except ValueError as e:
-        raise click.UsageError(str(e)) from None
-    _summary(report, "extractive")
-    _problems(report)
-    if report.incomplete:
-        sys.exit(1)
-
-
-def _draft_llm(ws, model, min_grade, window, max_nuggets, keep, only, redraft, api_bases, api_key, concurrency, rpm,
-               max_cost, temperature, timeout, max_retries, dry_run, quiet) -> None:
-
-    from trecbench.llm import LLM, Budget, LLMError, ModelConfig
-    from trecbench.nuggets.draft_llm import DraftSettings, draft_with_llm, drafter_name
-    from trecbench.nuggets.drafts import plan_topics
-    from trecbench.nuggets.store import relevant_by_topic
-
-    settings = DraftSettings(min_grade=min_grade, window=window, max_nuggets=max_nuggets, keep=keep)
-    deployments = [{"model": model, "api_base": b, **({"api_key": api_key} if api_key else {})}
-                   for b in api_bases] if len(api_bases) > 1 else None
-    config = ModelConfig(model, api_base=api_bases[0] if len(api_bases) == 1 else None, api_key=api_key,
-                         params={"temperature": temperature}, timeout=timeout, max_retries=max_retries,
-                         deployments=deployments, concurrency=concurrency, rpm=rpm)
-    try:
-        todo, skipped, _ = plan_topics(ws, drafter_name(model), relevant_by_topic(ws, min_grade), only, redraft)
-    except ValueError as e:
-        raise click.UsageError(str(e)) from None
-    corpus = ws.corpus()
-    try:
-        client = LLM(config, cache=ws.path / "bench.sqlite", budget=Budget(max_cost) if max_cost else None,
-                     dry_run=dry_run)
-    except LLMError as e:
-        raise click.ClickException(str(e)) from None
-    click.echo(f"draft nuggets with {model}: {len(todo)} topic(s) to draft, {len(skipped)} already complete",
-               err=True)
-    bar = None
-    if not quiet and not dry_run and todo:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(todo), unit="topic", file=sys.stderr, dynamic_ncols=True)
-
-    def progress(report, qid) -> None:
-        if bar is not None:
-            bar.update(1)
-            bar.set_postfix_str(f"incomplete {len(report.incomplete)} nuggets {report.nuggets} "
-                                f"tokens {report.prompt_tokens + report.completion_tokens} ${report.cost:.4f}")
-
-    try:
-        report = client.run(draft_with_llm(ws, client, settings, only=only, redraft=redraft, corpus=corpus,
-                                            on_progress=progress))
-    except KeyboardInterrupt:
-        if bar is not None:
+    with interruptible("finished topics are saved; run the same command to continue"), model_errors():
+        try:
+            run = draft_nuggets(Workspace(workspace), None if extractive else model_opts.config(), min_grade=min_grade,
+                                window=window, max_nuggets=max_nuggets, keep=keep, only=only, redraft=redraft,
+                                max_cost=model_opts.max_cost, dry_run=dry_run, on_start=start,
+                                on_progress=lambda report, qid: bar.update(1, len(report.complete),
+                                                                           len(report.incomplete), report))
+        except ValueError as e:
+            raise click.UsageError(str(e)) from None
+        finally:
             bar.close()
-        click.echo("\ninterrupted: finished topics are saved; run the same command to continue", err=True)
-        sys.exit(130)
-    finally:
-        client.close()
-    if bar is not None:
-        bar.close()
-    if dry_run:
-        from trecbench.cli.common import describe_plan
-
-        click.echo(describe_plan(client.plan, at_most=True, note=" (the running lists not counted)"))
+    report = run.report
+    if run.plan is not None:
+        click.echo(describe_plan(run.plan, at_most=True, note=" (the running lists not counted)"))
         return
-    _summary(report, model)
-    click.echo(f"{report.calls} calls ({report.cached} from cache), {report.prompt_tokens} input + "
-               f"{report.completion_tokens} output tokens, ${report.cost:.4f}")
-    if report.stopped:
-        click.echo(f"stopped early: {report.stopped}", err=True)
-    _problems(report)
-    failed = [q for q, problems in report.incomplete.items() if not problems[0].startswith(STOPPED)]
-    if failed:
-        sys.exit(1)
-    if report.stopped:
-        sys.exit(3 if report.budget_stop else 1)
+    _summary(report, model_opts.model or "extractive")
+    if model_opts.model:
+        click.echo(f"{report.calls} calls ({report.cached} from cache), {report.prompt_tokens} input + "
+                   f"{report.completion_tokens} output tokens, {dollars(report.cost)}")
+    problems = [f"{qid}\t{p}" for qid, ps in sorted(report.incomplete.items()) for p in ps]
+    finish(problems, f"{len(report.incomplete)} topic(s) are incomplete: their nuggets so far are kept as drafts, "
+           "not as the topic's final list; run again to draft them again", stopped=report.stopped,
+           budget_stop=report.budget_stop)
 
 
 def _summary(report, drafter: str) -> None:
@@ -173,16 +106,6 @@ def _summary(report, drafter: str) -> None:
         click.echo(f"{len(report.missing)} relevant document(s) are not in the corpus and were left out:", err=True)
         for qid, docid in report.missing[:50]:
             click.echo(f"  {qid}\t{docid}", err=True)
-
-
-def _problems(report) -> None:
-    if not report.incomplete:
-        return
-    click.echo(f"{len(report.incomplete)} topic(s) are incomplete: their nuggets so far are kept as drafts, "
-               "not as the topic's final list; run again to draft them again:", err=True)
-    for qid, problems in sorted(report.incomplete.items()):
-        for p in problems:
-            click.echo(f"  {qid}\t{p}", err=True)
 
 
 @nuggets.command("list")

@@ -64,6 +64,13 @@ class Budget:
         self.calls = 0
         self._lock = threading.Lock()
 
+    @classmethod
+    def of(cls, limit: "Budget | float | None") -> "Budget | None":
+        """A Budget from a dollar limit (None: no limit); a Budget is returned as is, so several runs can share one."""
+        if limit is None or isinstance(limit, Budget):
+            return limit
+        return cls(float(limit))
+
     @property
     def remaining(self) -> float | None:
         """USD left under the limit (None without a limit)."""

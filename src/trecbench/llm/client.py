@@ -45,6 +45,7 @@ class ModelConfig:
     requests are in flight, and with `rpm` at most that many start per minute. `transport` is `litellm`,
     `openai` (the openai SDK straight to OpenAI-compatible servers), or `auto`: the SDK where every
     endpoint is an `openai/` or `hosted_vllm/` model with an api_base, litellm elsewhere (see transport.py).
+    `prices` are (input, output) dollars per million tokens, for a model litellm's cost map has no price for.
     """
 
     model: str
@@ -59,6 +60,7 @@ class ModelConfig:
     backoff: float = 1.0
     max_backoff: float = 60.0
     transport: str = "auto"
+    prices: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -67,6 +69,8 @@ class ModelConfig:
             raise ValueError("concurrency must be at least 1")
         if self.max_retries < 0 or self.timeout <= 0:
             raise ValueError("max_retries must be >= 0 and timeout > 0")
+        if self.prices is not None and (len(self.prices) != 2 or min(self.prices) < 0):
+            raise ValueError("prices must be (input, output) dollars per million tokens, both >= 0")
         if self.transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, not {self.transport!r}")
 
@@ -89,6 +93,16 @@ def _as_messages(messages: str | Messages) -> list[dict]:
 def _first_line(exc: BaseException, limit: int = 400) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_model_name(model: str) -> None:
+    """Raise LLMError unless litellm can tell which provider serves `model`."""
+    try:
+        load().get_llm_provider(model=model)
+    except Exception as exc:
+        raise LLMError(
+            f"model {model!r}: litellm cannot tell which provider serves it ({_first_line(exc, 160)}); "
+            "name it as provider/model, e.g. openai/gpt-4o-mini or hosted_vllm/<served name>") from None
 
 
 def _hint(status: int | None) -> str:
@@ -121,14 +135,18 @@ class LLM:
         self._litellm = load()
         self._deployments = [self._deployment(d) for d in config.deployments or ()]
         for model in [d["model"] for d in self._deployments] or [config.model]:
-            self._check_provider(model)
+            check_model_name(model)
         self.transport = make_transport(self._litellm, config.transport, config.model, config.api_base,
                                         config.api_key, self._deployments, config.timeout)
         # Price with the group's name when it has one, else with the (first) deployment's model.
         candidates = [config.model] + [d["model"] for d in self._deployments]
         priced = [m for m in candidates if is_priced(m)]
         self.price_model = priced[0] if priced else candidates[-1]
-        self.priced = bool(priced)
+        self.prices = config.prices
+        self.priced = bool(priced) or config.prices is not None
+        if budget is not None and budget.max_cost is not None and not self.priced:
+            raise LLMError(f"--max-cost needs a price: litellm's cost map has none for {config.model!r}; give "
+                           "--input-price and --output-price (dollars per million tokens)")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._limiter: RateLimiter | None = None
@@ -144,14 +162,6 @@ class LLM:
         if self.config.api_base is not None:
             params.setdefault("api_base", self.config.api_base)
         return params
-
-    def _check_provider(self, model: str) -> None:
-        try:
-            self._litellm.get_llm_provider(model=model)
-        except Exception as exc:
-            raise LLMError(
-                f"model {model!r}: litellm cannot tell which provider serves it ({_first_line(exc, 160)}); "
-                "name it as provider/model, e.g. openai/gpt-4o-mini or hosted_vllm/<served name>") from None
 
     def _loop_state(self) -> tuple[asyncio.Semaphore, RateLimiter | None]:
         # asyncio primitives belong to one event loop; a client reused under a new asyncio.run() gets fresh ones.
@@ -341,7 +351,7 @@ class LLM:
             prompt = count_tokens(self.price_model, convo)
         if reply is None:
             reply = count_text_tokens(self.price_model, text)
-        cost, known = call_cost(self.price_model, prompt, reply) if self.priced else (0.0, False)
+        cost, known = call_cost(self.price_model, prompt, reply, self.prices) if self.priced else (0.0, False)
         total, n = self._seen_completion_tokens
         self._seen_completion_tokens = [total + int(reply), n + 1]
         return Completion(text=text, model=getattr(response, "model", None) or self.config.model,
@@ -392,7 +402,7 @@ class LLM:
         limit = params.get("max_completion_tokens") or params.get("max_tokens")
         total, n = self._seen_completion_tokens
         reply = int(limit) if limit else (round(total / n) if n else DEFAULT_COMPLETION_TOKENS)
-        cost, known = call_cost(self.price_model, prompt, reply) if self.priced else (0.0, False)
+        cost, known = call_cost(self.price_model, prompt, reply, self.prices) if self.priced else (0.0, False)
         return Estimate(key, prompt, reply, cost, known, False)
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Mapping, Sequence
 
 from trecbench.llm._litellm import load
@@ -29,8 +30,14 @@ def is_priced(model: str) -> bool:
     return float(prompt_cost) + float(completion_cost) > 0
 
 
-def call_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float, bool]:
-    """(cost in USD, known) of a call with these token counts; (0.0, False) when the model has no price."""
+def call_cost(model: str, prompt_tokens: int, completion_tokens: int,
+              prices: tuple[float, float] | None = None) -> tuple[float, bool]:
+    """(cost in USD, known) of a call with these token counts; (0.0, False) when the model has no price.
+
+    `prices` (input, output dollars per million tokens) are used instead of litellm's cost map when given.
+    """
+    if prices is not None:
+        return (prompt_tokens * prices[0] + completion_tokens * prices[1]) / 1e6, True
     litellm = load()
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(
@@ -56,3 +63,11 @@ def count_text_tokens(model: str, text: str) -> int:
         return int(litellm.token_counter(model=model, text=text))
     except Exception:
         return max(1, len(text) // 4) if text else 0
+
+
+def dollars(value: float) -> str:
+    """`$` and at least two decimals, or three significant digits below a cent, so a non-zero cost never shows 0."""
+    if not value or not math.isfinite(value):
+        return f"${value:.2f}"
+    decimals = max(2, 2 - math.floor(math.log10(abs(value))))
+    return f"${value:.{decimals}f}"

@@ -1,43 +1,36 @@
 """What judging a pool by a model will cost, before anything is judged: judgments, calls, tokens, dollars.
 
+The one estimator of judging costs: `pool estimate` and `judge llm --dry-run` both use `estimate_tasks`.
 Offline: tokens are counted with litellm's token counter (the model's tokenizer when litellm has it
 locally, else tiktoken's) and prices come from litellm's bundled cost map
-(`LITELLM_LOCAL_MODEL_COST_MAP=True`, set before litellm is imported, so nothing is fetched).
+(`LITELLM_LOCAL_MODEL_COST_MAP=True`, set before litellm is imported, so nothing is fetched) or from
+prices given per million tokens.
 
-A model call judges up to `batch` passages of one topic. Its prompt is JUDGE_SYSTEM + JUDGE_PROMPT
-with the topic filled in and the passages listed as `[i] title text`; its reply is one line per
-passage, counted as OUTPUT_TOKENS_PER_JUDGMENT tokens each (a line such as `[12] 2`, plus slack for
-the model's formatting).
+A call judges up to `batch` passages of one topic with the judge's own messages (its prompt, the topic,
+the passages, few-shot examples). Its reply is counted from the reply format: `typical_reply(n)`, one
+object per passage with a short reason; when the workspace holds replies of the same judge, their
+average length per passage is used instead. Calls the workspace's cache would answer cost nothing.
 """
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
 from trecbench.errors import Problem
+from trecbench.llm.cost import dollars  # noqa: F401  (printed with the estimate)
 
-OUTPUT_TOKENS_PER_JUDGMENT = 8
+TYPICAL_REASON = "the passage states part of the answer"
 
-JUDGE_SYSTEM = "You are a careful relevance assessor for a search evaluation. You judge passages, you do not answer."
 
-JUDGE_PROMPT = """Query: {query}
-{narrative}
-Below are {count} passage(s), each marked with a number in brackets. For each passage, grade how well
-it answers the query:
-3 = perfectly relevant: the passage is dedicated to the query and contains the exact answer.
-2 = highly relevant: the passage has some answer, but it may be unclear or hidden among other text.
-1 = related: the passage seems related to the query but does not answer it.
-0 = irrelevant: the passage has nothing to do with the query.
-Judge each passage on its own; do not let its length or position sway you.
-
-{passages}
-
-Reply with one line per passage and nothing else, in the form: [number] grade"""
+def typical_reply(n: int) -> str:
+    """A reply of the judge's format for `n` passages, with a short reason each (what the output is counted from)."""
+    return json.dumps([{"passage": f"P{i}", "grade": 2, "reason": TYPICAL_REASON} for i in range(1, n + 1)])
 
 
 class UnknownModelError(ValueError):
@@ -55,12 +48,12 @@ class Prices:
 
 @dataclass(frozen=True)
 class Estimate:
-    """Per topic (and the `all` row): judgments, calls, input/output tokens, cost in dollars."""
+    """Per topic (and the `all` row): judgments, calls, cached calls, input/output tokens, cost in dollars."""
 
     table: pd.DataFrame
     model: str
     batch: int
-    prices: Prices
+    prices: Prices | None
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -109,14 +102,6 @@ def _version(litellm: Any) -> str:
         return "?"
 
 
-def prompt_messages(query: str, narrative: str | None, passages: Sequence[str]) -> list[dict[str, str]]:
-    """The judging messages for one call: the fixed instructions, the topic and the numbered passages."""
-    listed = "\n\n".join(f"[{i}] {p}" for i, p in enumerate(passages, start=1))
-    user = JUDGE_PROMPT.format(query=query, narrative=f"Description: {narrative}\n" if narrative else "",
-                               count=len(passages), passages=listed)
-    return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
-
-
 def estimate_cost(
     pool: Any,
     corpus: Any,
@@ -126,16 +111,20 @@ def estimate_cost(
     batch: int = 1,
     input_price: float | None = None,
     output_price: float | None = None,
+    prompt: Any = None,
+    samples: int = 1,
 ) -> Estimate:
     """Judgments (group representatives), model calls, tokens and dollars per topic to judge `pool` by `model`.
 
-    corpus: a Corpus or its source; topics: a list of Topic or their source (for the query text).
-    Documents or topics that cannot be found are left out of the counts and reported in `problems`.
+    corpus: a Corpus or its source; topics: a list of Topic or their source (for the query text); prompt:
+    the judge's Prompt (default: the built-in one). Raises UnknownModelError when the model has no price
+    and none is given. Documents or topics that cannot be found are left out and reported in `problems`.
     """
+    from trecbench.qrels.judges.llm import plan_tasks
+
     if batch < 1:
         raise ValueError(f"batch must be at least 1, not {batch}")
     prices = model_prices(model, input_price, output_price)
-    litellm = _litellm()
     if isinstance(corpus, str) or hasattr(corpus, "__fspath__"):
         from trecbench.corpus import open_corpus
 
@@ -145,9 +134,101 @@ def estimate_cost(
         from trecbench.topics import read_topics
 
         topics = read_topics(topics)
-    by_id = {t.qid: t for t in topics}
+    tasks, _ = plan_tasks(pool.to_judge(), set(), batch)
+    return estimate_tasks(tasks, corpus, {t.qid: t for t in topics}, model, prompt=prompt, batch=batch,
+                          samples=samples, prices=prices, topic_source=topic_source)
+
+
+def estimate_tasks(tasks: Sequence[Any], corpus: Any, topics: Mapping[str, Any], model: str, *, prompt: Any = None,
+                   batch: int = 1, samples: int = 1, examples: Mapping[str, list] | None = None,
+                   prices: Prices | None = None, reply_tokens_per_passage: float | None = None, cache: Any = None,
+                   params: Mapping[str, Any] | None = None, topic_source: str = "topics") -> Estimate:
+    """The estimate of asking the judge about `tasks` (each a topic and its documents), `samples` times each.
+
+    `prices` None: tokens are counted and the cost is NaN (unpriced). `reply_tokens_per_passage`: the
+    observed reply length (else counted from `typical_reply`). With `cache` (a ResponseCache) and
+    `params` (the request's sampling parameters), calls the cache would answer are counted as cached.
+    """
+    from trecbench.qrels.judges.llm import passage_text
+    from trecbench.qrels.judges.prompts import build_messages, load_prompt
+
+    prompt = prompt or load_prompt(None)
+    litellm = _litellm()
     with _offline_tokenizers():
-        return _estimate(pool, corpus, by_id, topic_source, model, batch, prices, litellm)
+        per_passage = reply_tokens_per_passage
+        if per_passage is None:
+            per_passage = litellm.token_counter(model=model, text=typical_reply(batch)) / batch
+        problems: list[Problem] = []
+        missing_docs: list[str] = []
+        missing_topics: set[str] = set()
+        rows: dict[str, dict[str, Any]] = {}
+        for task in tasks:
+            topic = topics.get(task.qid)
+            if topic is None:
+                missing_topics.add(str(task.qid))
+                continue
+            texts = []
+            for docid in task.docids:
+                doc = corpus.get(docid)
+                if doc is None:
+                    missing_docs.append(docid)
+                else:
+                    texts.append(passage_text(doc))
+            if not texts:
+                continue
+            messages = build_messages(prompt, topic.text, texts, narrative=topic.narrative,
+                                      examples=(examples or {}).get(task.qid, []))
+            row = rows.setdefault(task.qid, {"query_id": task.qid, "judgments": 0, "calls": 0, "cached_calls": 0,
+                                             "input_tokens": 0, "output_tokens": 0})
+            row["judgments"] += len(texts)
+            tokens_in = None
+            for s in range(samples):
+                if cache is not None and _cached(cache, model, messages, params or {}, s, samples):
+                    row["cached_calls"] += 1
+                    continue
+                if tokens_in is None:
+                    tokens_in = int(litellm.token_counter(model=model, messages=messages))
+                row["calls"] += 1
+                row["input_tokens"] += tokens_in
+                row["output_tokens"] += round(per_passage * len(texts))
+    columns = ["query_id", "judgments", "calls", "cached_calls", "input_tokens", "output_tokens", "cost_usd"]
+    table = pd.DataFrame(list(rows.values()), columns=columns[:-1])
+    table["cost_usd"] = (table["input_tokens"] * prices.input + table["output_tokens"] * prices.output
+                         if prices is not None else math.nan)
+    total = table.drop(columns="query_id").sum(min_count=1)
+    table = table.set_index("query_id")
+    table.loc["all"] = total
+    for col in columns[1:-1]:
+        table[col] = table[col].fillna(0).astype("int64")
+    if missing_topics:
+        shown = sorted(missing_topics)
+        problems.append(Problem(topic_source, 0, f"{len(shown)} pooled topic(s) not in the topics, not "
+                                                 f"estimated: {' '.join(shown[:10])}{' ...' if len(shown) > 10 else ''}"))
+    if missing_docs:
+        problems.append(Problem(str(getattr(corpus, "source", "corpus")), 0,
+                                f"{len(missing_docs)} pooled docid(s) not in the corpus, not counted: "
+                                f"{' '.join(sorted(missing_docs)[:10])}{' ...' if len(missing_docs) > 10 else ''}"))
+    return Estimate(table, model, batch, prices, problems)
+
+
+def _cached(cache: Any, model: str, messages: list[dict], params: Mapping[str, Any], sample: int, samples: int) -> bool:
+    from trecbench.llm.cache import request_key
+
+    merged = {**params, **({"seed": sample} if samples > 1 else {})}
+    return cache.get(request_key(model, messages, merged)) is not None
+
+
+def observed_reply_tokens(ws: Any, judge_name: str, model: str, samples: int = 1) -> float | None:
+    """Average reply tokens per passage (and sample) of this judge's replies stored in the workspace, if any."""
+    rows = ws.connection().execute(
+        "SELECT j.raw_reply, COUNT(*) FROM judgments j JOIN judges g ON g.id = j.judge_id "
+        "WHERE g.kind = 'model' AND g.name = ? AND j.raw_reply IS NOT NULL GROUP BY j.raw_reply", (judge_name,)).fetchall()
+    if not rows:
+        return None
+    litellm = _litellm()
+    with _offline_tokenizers():
+        tokens = sum(int(litellm.token_counter(model=model, text=text)) for text, _ in rows)
+    return tokens / sum(n for _, n in rows) / samples
 
 
 @contextlib.contextmanager
@@ -162,48 +243,3 @@ def _offline_tokenizers():
             os.environ.pop("HF_HUB_OFFLINE", None)
         else:
             os.environ["HF_HUB_OFFLINE"] = before
-
-
-def _estimate(pool: Any, corpus: Any, by_id: dict, topic_source: str, model: str, batch: int, prices: Prices,
-              litellm: Any) -> Estimate:
-    todo = pool.to_judge()
-    problems: list[Problem] = []
-    missing_docs: list[str] = []
-    missing_topics: list[str] = []
-    rows = []
-    for qid, docs in todo.groupby("query_id", sort=False)["doc_id"]:
-        topic = by_id.get(qid)
-        if topic is None:
-            missing_topics.append(str(qid))
-            continue
-        overhead = litellm.token_counter(model=model, messages=prompt_messages(topic.text, topic.narrative, []))
-        passage_tokens = 0
-        n = 0
-        for docid in docs:
-            doc = corpus.get(docid)
-            if doc is None:
-                missing_docs.append(docid)
-                continue
-            text = f"{doc.title} {doc.text}" if doc.title else doc.text
-            passage_tokens += litellm.token_counter(model=model, text=f"[{n + 1}] {text}\n\n")
-            n += 1
-        calls = math.ceil(n / batch)
-        tokens_in = calls * overhead + passage_tokens
-        tokens_out = n * OUTPUT_TOKENS_PER_JUDGMENT
-        rows.append({"query_id": qid, "judgments": n, "calls": calls, "input_tokens": tokens_in,
-                     "output_tokens": tokens_out, "cost_usd": tokens_in * prices.input + tokens_out * prices.output})
-    table = pd.DataFrame(rows, columns=["query_id", "judgments", "calls", "input_tokens", "output_tokens", "cost_usd"])
-    total = table.drop(columns="query_id").sum()
-    table = table.set_index("query_id")
-    table.loc["all"] = total
-    for col in ("judgments", "calls", "input_tokens", "output_tokens"):
-        table[col] = table[col].astype("int64")
-    if missing_topics:
-        problems.append(Problem(topic_source, 0, f"{len(missing_topics)} pooled topic(s) not in the topics, not "
-                                                 f"estimated: {' '.join(missing_topics[:10])}"
-                                                 f"{' ...' if len(missing_topics) > 10 else ''}"))
-    if missing_docs:
-        problems.append(Problem(str(getattr(corpus, "source", "corpus")), 0,
-                                f"{len(missing_docs)} pooled docid(s) not in the corpus, not counted: "
-                                f"{' '.join(sorted(missing_docs)[:10])}{' ...' if len(missing_docs) > 10 else ''}"))
-    return Estimate(table, model, batch, prices, problems)

@@ -39,10 +39,26 @@ class Report:
     cost: float = 0.0
 
 
-def model_judge(model: str, prompt: Prompt, *, batch: int, samples: int, params: dict) -> Judge:
-    shown = {k: v for k, v in params.items()}
-    return Judge("model", f"{model}:{prompt.name}", model, prompt.name, prompt.sha256,
-                 tuple(sorted({"batch": batch, "samples": samples, **shown}.items())))
+JUDGE_DEFAULTS = {"batch": 1, "samples": 1, "examples": 0, "temperature": 0}
+
+
+def model_judge(model: str, prompt: Prompt, *, batch: int, samples: int, params: dict, examples: int = 0) -> Judge:
+    """The judge's identity: everything that changes its grades is in its name and its recorded settings.
+
+    The name is `MODEL:PROMPT@HASH` (the first 8 hex digits of the prompt text's sha256), then each
+    setting that differs from JUDGE_DEFAULTS, e.g. `openai/gpt-4o-mini:graded-0-3@1a2b3c4d:batch=5`, so
+    judgments made with other settings are never mixed under one name.
+    """
+    settings = {"batch": batch, "samples": samples, "examples": examples, **params}
+    shown = "".join(f":{k}={v:g}" if isinstance(v, float) else f":{k}={v}" for k, v in settings.items()
+                    if JUDGE_DEFAULTS.get(k, object()) != v)
+    return Judge("model", f"{model}:{prompt.name}@{prompt.sha256[:8]}{shown}", model, prompt.name, prompt.sha256,
+                 tuple(sorted(settings.items())))
+
+
+def passage_text(doc) -> str:
+    """What the model reads of a document: its title, then its text."""
+    return doc.text if not doc.title else f"{doc.title}\n{doc.text}"
 
 
 def candidates(ws: Workspace, pool_name: str | None = None):
@@ -131,7 +147,7 @@ class _Judger:
             elif topic is None:
                 rows.append(self._fail(task.qid, docid, "topic not in the workspace"))
             else:
-                texts.append(doc.text if not doc.title else f"{doc.title}\n{doc.text}")
+                texts.append(passage_text(doc))
                 present.append(docid)
                 hashes.append(text_hash(doc.text))  # the document's text, as evidence links hash it
         grades: dict[str, int | None] = {r.docid: None for r in rows}

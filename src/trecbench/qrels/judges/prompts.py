@@ -39,6 +39,8 @@ class Prompt:
         return hashlib.sha256((self.instructions + "\n" + REPLY_FORMAT).encode("utf-8")).hexdigest()
 
 
+MAX_PROMPT_BYTES = 100_000
+
 BUILTIN = {"graded-0-3": Prompt("graded-0-3", GRADED_0_3)}
 
 
@@ -51,7 +53,16 @@ def load_prompt(spec: str | None) -> Prompt:
     path = Path(spec)
     if not path.is_file():
         raise InputError(spec, 0, f"no such prompt: not a file and not one of {', '.join(sorted(BUILTIN))}")
-    text = path.read_text(encoding="utf-8").strip()
+    if path.stat().st_size > MAX_PROMPT_BYTES:
+        raise InputError(spec, 0, f"a prompt file is at most {MAX_PROMPT_BYTES // 1000} KB of instructions, "
+                                  f"this one has {path.stat().st_size:,} bytes")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8").strip()
+    except UnicodeDecodeError as e:
+        raise InputError(spec, 0, f"not UTF-8 text (byte {e.start}): save the instructions as UTF-8") from None
+    if "\x00" in text or text.startswith("\ufeff"):
+        raise InputError(spec, 0, "not a text file (NUL bytes or a byte-order mark): save it as UTF-8 text")
     if not text:
         raise InputError(spec, 0, "empty prompt file")
     return Prompt(path.stem, text)

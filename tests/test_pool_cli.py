@@ -93,28 +93,32 @@ def test_estimate_counts_calls_tokens_and_cost_from_litellms_map(bench, cli_run)
     assert rows["1"]["judgments"] == 4 and rows["1"]["calls"] == 2
     assert rows["2"]["judgments"] == 2 and rows["2"]["calls"] == 1
     assert rows["all"]["judgments"] == 6 and rows["all"]["calls"] == 3
-    assert rows["all"]["output_tokens"] == 6 * 8
     import litellm
 
+    from trecbench.pooling.estimate import typical_reply
+
+    # three calls of two passages, each reply counted from the judge's reply format
+    assert rows["all"]["output_tokens"] == 3 * litellm.token_counter(model="gpt-4o-mini", text=typical_reply(2))
     info = litellm.model_cost["gpt-4o-mini"]
-    cost = rows["all"]["input_tokens"] * info["input_cost_per_token"] + 48 * info["output_cost_per_token"]
+    cost = (rows["all"]["input_tokens"] * info["input_cost_per_token"]
+            + rows["all"]["output_tokens"] * info["output_cost_per_token"])
     assert math.isclose(rows["all"]["cost_usd"], cost)
     assert "6 judgments in 3 calls" in result.stderr and "litellm cost map (gpt-4o-mini)" in result.stderr
 
 
-def test_estimate_input_tokens_are_prompt_overhead_per_call_plus_passages(bench):
+def test_estimate_input_tokens_are_those_of_the_judges_own_messages(bench):
     from trecbench.corpus import open_corpus
     from trecbench.pooling import build_pool, estimate_cost
-    from trecbench.pooling.estimate import prompt_messages
+    from trecbench.qrels.judges.llm import passage_text
+    from trecbench.qrels.judges.prompts import build_messages, load_prompt
     from trecbench.topics import read_topics
     import litellm
 
     pool = build_pool([bench["a"]], depth=1)  # one document per topic: d1 and d4
     one = estimate_cost(pool, bench["corpus"], bench["topics"], "gpt-4o-mini", batch=1)
     corpus, topics = open_corpus(bench["corpus"]), {t.qid: t for t in read_topics(bench["topics"])}
-    expected = litellm.token_counter(model="gpt-4o-mini", messages=prompt_messages(topics["1"].text, None, []))
-    expected += litellm.token_counter(model="gpt-4o-mini", text=f"[1] {corpus.text('d1')}\n\n")
-    assert one.table.loc["1", "input_tokens"] == expected
+    messages = build_messages(load_prompt(None), topics["1"].text, [passage_text(corpus.get("d1"))])
+    assert one.table.loc["1", "input_tokens"] == litellm.token_counter(model="gpt-4o-mini", messages=messages)
 
 
 def test_unknown_model_explains_how_to_give_prices(bench, cli_run):

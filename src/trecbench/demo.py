@@ -178,6 +178,8 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: Any = None, api_ba
         store.import_topics(read_nuggets(sample / "nuggets.jsonl"), author="assessor-1")
         step("edited nuggets loaded")
     topics_nuggets = [t for t in store.export() if t.nuggets]
+    if config is not None and not topics_nuggets:
+        raise DemoStopped(f"{model} drafted no nugget: no answer can be scored", failures)
     n_nuggets = sum(len(t.nuggets) for t in topics_nuggets)
 
     retrieval = evaluate(qrels_path, [str(r) for r in runs], list(MEASURES)).sort_values(MEASURES[0],

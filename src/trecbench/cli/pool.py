@@ -203,6 +203,7 @@ def estimate(pool_file, model, batch, corpus_path, topics_path, input_price, out
       trecbench pool estimate pool.tsv --model gpt-4o-mini --batch 10 --corpus corpus.jsonl --topics topics.tsv
       trecbench pool estimate pool.tsv -m my-local-model --input-price 0.2 --output-price 0.6 -c corpus.jsonl -t topics.tsv
     """
+    from trecbench.llm.cost import dollars
     from trecbench.pooling.estimate import UnknownModelError, estimate_cost
     from trecbench.pooling.pool import read_pool
 
@@ -214,12 +215,12 @@ def estimate(pool_file, model, batch, corpus_path, topics_path, input_price, out
     _problems(result.problems)
     table = result.table.copy()
     if fmt == "table":
-        table["cost_usd"] = table["cost_usd"].map(lambda v: f"{v:.4f}")
+        table["cost_usd"] = table["cost_usd"].map(lambda v: dollars(v)[1:])
     print_table(table, fmt)
     total = result.table.loc["all"]
     click.echo(f"{model}, batch {batch}: {int(total['judgments'])} judgments in {int(total['calls'])} calls, "
                f"{int(total['input_tokens'])} input + {int(total['output_tokens'])} output tokens, "
-               f"${total['cost_usd']:.2f} (prices: {result.prices.source})", err=True)
+               f"{dollars(total['cost_usd'])} (prices: {result.prices.source})", err=True)
 
 
 @pool.command()

@@ -26,13 +26,22 @@ def latest_per_judge(judgments: pd.DataFrame) -> pd.DataFrame:
     return judgments.sort_values("id").groupby(["query_id", "doc_id", "judge_kind", "judge"], sort=False).tail(1)
 
 
+def judge_reference(text: str) -> tuple[str, str | None]:
+    """(name, kind or None) of a judge as given to `--judge`: its name, or the report's `NAME (kind)`."""
+    for kind in KIND_ORDER:
+        if text.endswith(f" ({kind})"):
+            return text[: -len(kind) - 3], kind
+    return text, None
+
+
 def select_grades(judgments: pd.DataFrame, *, judge: str | None = None, prefer: str = "human",
                   majority: bool = False) -> pd.DataFrame:
     """One row per pair: query_id, doc_id, relevance, judge (the chosen judgment's judge label)."""
     ok = judgments[judgments["status"] == "ok"]
     ok = ok[ok["propagated_from"].isna()]
     if judge is not None:
-        ok = ok[ok["judge"] == judge]
+        name, kind = judge_reference(judge)
+        ok = ok[(ok["judge"] == name) & ((ok["judge_kind"] == kind) if kind else True)]
         if ok.empty:
             raise ValueError(f"no judgments by {judge!r}")
     latest = latest_per_judge(ok)

@@ -131,7 +131,7 @@ def export(workspace, output, judge, prefer, majority, pool_name, provenance) ->
     \b
     Example:
       trecbench qrels export -w mybench -o qrels.txt
-      trecbench qrels export -w mybench -o qrels.llm.txt --judge gpt-4o:graded-0-3
+      trecbench qrels export -w mybench -o qrels.llm.txt --judge "gpt-4o:graded-0-3@1a2b3c4d (model)"
     """
     from trecbench.qrels import write_qrels
     from trecbench.qrels.select import propagate, select_grades, to_qrels

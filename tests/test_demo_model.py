@@ -4,8 +4,6 @@ from __future__ import annotations
 import json
 import re
 
-from llm_server import llm_server  # noqa: F401  (a fixture)
-
 
 def test_a_model_without_one_usable_judgment_ends_the_demo_with_the_failures_listed(tmp_path, llm_server, cli_run):
     llm_server.script(lambda body: "I would rather not say.")

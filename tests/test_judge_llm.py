@@ -9,11 +9,10 @@ import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
-from llm_server import garbled, llm_server, ok, slow, status  # noqa: F401  (llm_server is a fixture)
+from llm_server import garbled, ok, slow, status
 
 DOCS = {
     "d1": "Rollbacks of the payments API must start within 15 minutes of a failed release; no approval is needed.",
@@ -43,6 +42,11 @@ def grader(body: dict):
 
 @pytest.fixture
 def bench(tmp_path, cli_run):
+    return make_bench(tmp_path, cli_run)
+
+
+def make_bench(tmp_path, cli_run):
+    """A workspace of six documents, two topics and a stored pool of all six."""
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"id": k, "contents": v}) + "\n" for k, v in DOCS.items()))
     topics = tmp_path / "topics.tsv"

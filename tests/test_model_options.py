@@ -5,8 +5,8 @@ import json
 import sqlite3
 
 import pytest
-from llm_server import llm_server, ok  # noqa: F401  (llm_server is a fixture)
-from test_judge_llm import bench, grader, judge_args, rows  # noqa: F401  (bench is a fixture)
+from llm_server import ok
+from test_judge_llm import grader, judge_args, make_bench, rows
 
 SHARED = {"model", "api_bases", "api_key", "concurrency", "timeout", "max_retries", "rpm", "max_cost", "temperature",
           "input_price", "output_price"}
@@ -33,6 +33,11 @@ BAD = {
     "zero concurrency": ["--concurrency", "0"],
     "not a url": ["--api-base", "localhost:8000"],
 }
+
+
+@pytest.fixture
+def bench(tmp_path, cli_run):
+    return make_bench(tmp_path, cli_run)
 
 
 def command(name: str):

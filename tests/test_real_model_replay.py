@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from llm_server import Behaviour, llm_server  # noqa: F401  (llm_server is a fixture)
+from llm_server import Behaviour
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "real-model"

@@ -60,6 +60,7 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
     failure — never as a grade — and failures are listed at the end (exit 1); a --max-cost stop exits 3.
     The judge's name holds everything that changes its grades (model, prompt and its hash, batch,
     samples, temperature, examples). --dry-run prints the estimate of `pool estimate` and writes nothing.
+    Ctrl-C keeps every finished judgment.
 
     \b
     Example:
@@ -75,12 +76,17 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
 
     config = model_opts.config(temperature=0.7 if samples > 1 else 0.0)
     bar = ProgressBar(quiet or dry_run, "doc")
+
+    def start(plan) -> None:
+        click.echo(describe_judging(plan), err=True)
+        bar.start(plan.total)
+
     with interruptible("every finished judgment is saved; run the same command to continue"), model_errors():
         try:
             run = judge_pool(Workspace(workspace), config, prompt=prompt, batch=batch, samples=samples,
                              examples=examples, limit=limit, pool=pool_name, relevant_grade=relevant_grade,
                              max_cost=model_opts.max_cost, dry_run=dry_run,
-                             on_start=lambda plan: (click.echo(describe_judging(plan), err=True), bar.start(plan.total)),
+                             on_start=start,
                              on_progress=lambda report, n: bar.update(n, report.judged, len(report.failed), report))
         except ValueError as e:
             raise click.UsageError(str(e)) from None
@@ -90,8 +96,9 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
         click.echo(describe_estimate(run.estimate))
         return
     report = run.report
-    click.echo(f"judged {report.judged}, failed {len(report.failed)}, skipped {report.skipped if run.plan.adaptive else run.plan.skipped} "
-               f"already judged; {report.calls} calls ({report.cached} from cache), {report.prompt_tokens} input + "
+    skipped = report.skipped if run.plan.adaptive else run.plan.skipped
+    click.echo(f"judged {report.judged}, failed {len(report.failed)}, skipped {skipped} already judged; "
+               f"{report.calls} calls ({report.cached} from cache), {report.prompt_tokens} input + "
                f"{report.completion_tokens} output tokens, {dollars(report.cost)}")
     failed = [f"{qid}\t{docid}\t{why}" for qid, docid, why in report.failed]
     finish(failed, f"{len(failed)} judgment(s) failed (recorded as failures, not grades; run again to retry them)",

@@ -220,7 +220,7 @@ def estimate(pool_file, model, batch, corpus_path, topics_path, input_price, out
     total = result.table.loc["all"]
     click.echo(f"{model}, batch {batch}: {int(total['judgments'])} judgments in {int(total['calls'])} calls, "
                f"{int(total['input_tokens'])} input + {int(total['output_tokens'])} output tokens, "
-               f"{dollars(total['cost_usd'])} (prices: {result.prices.source})", err=True)
+               f"{dollars(total['cost_usd'])} (prices: {result.prices.source if result.prices else 'none'})", err=True)
 
 
 @pool.command()

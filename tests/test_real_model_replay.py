@@ -83,7 +83,8 @@ def test_recorded_real_replies_replayed_never_become_grades_from_cut_or_example_
              "--max-retries", "0"]
     every: list[dict] = []
     exact = 0
-    for name, cmd, allowed in check.model_commands(ws, tmp_path, model, 30, demo=False):
+    # the settings of the recording (tests/fixtures/real-model/README.md)
+    for name, cmd, allowed in check.model_commands(ws, tmp_path, model, 10, demo=False, topics=2):
         fixtures = recorded(name)
         every += fixtures
         replay = Replay(fixtures)

@@ -36,6 +36,9 @@ _EXPORTS = {
     "evaluate_evidence": "trecbench.evaluation.evidence",
     "compare_runs": "trecbench.evaluation.significance",
     "agreement": "trecbench.qrels.agreement",
+    "workspace_qrels": "trecbench.qrels.select",
+    "WorkspaceQrels": "trecbench.qrels.select",
+    "propagated_qrels": "trecbench.qrels.select",
     "InputError": "trecbench.errors",
     "Problem": "trecbench.errors",
 }

@@ -71,12 +71,12 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
     from trecbench.pooling.pool import build_pool
     from trecbench.qrels import read_qrels, write_qrels
     from trecbench.qrels.agreement import agreement
-    from trecbench.qrels.select import propagate, select_grades, to_qrels
+    from trecbench.qrels.select import workspace_qrels
     from trecbench.report import ReportOptions, write_report
     from trecbench.runs import write_run
     from trecbench.runs.baselines import bm25_run
     from trecbench.store import Judge, Judgment, Workspace
-    from trecbench.store.workspace import load_pool, save_pool
+    from trecbench.store.workspace import save_pool
 
     sample = sample_dir()
     folder = Path(folder)
@@ -131,9 +131,7 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
 
     judgments = ws.judgments()
     official = "assessor-1" if not model else f"{model}:graded-0-3"
-    grades = select_grades(judgments, judge=official)
-    grades, _ = propagate(grades, load_pool(ws))
-    qrels = to_qrels(grades)
+    qrels = workspace_qrels(ws, judge=official).qrels
     qrels_path = folder / "qrels.txt"
     write_qrels(qrels[["query_id", "iteration", "doc_id", "relevance"]], qrels_path)
 
@@ -175,7 +173,7 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
     step("evidence scored, with the funnel")
     loo = leave_one_out(qrels_path, [str(r) for r in runs], ["nDCG@10", "R@100"], depth=POOL_DEPTH)
     step("leave-one-run-out")
-    second = to_qrels(select_grades(judgments, judge="assessor-2"))
+    second = workspace_qrels(ws, judge="assessor-2").qrels
     agree = agreement(qrels, second)
     step("judge agreement")
     report = folder / "report.html"

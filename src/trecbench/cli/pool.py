@@ -307,12 +307,13 @@ def export_qrels(pool_file, qrels_path, output) -> None:
     """
     from trecbench.pooling.pool import read_pool
     from trecbench.qrels import read_qrels, write_qrels
+    from trecbench.qrels.select import propagated_qrels
 
-    full = read_pool(pool_file).propagate(read_qrels(qrels_path))
+    full, propagated = propagated_qrels(read_qrels(qrels_path), read_pool(pool_file))
     stream = _output(output)
     try:
         write_qrels(full, stream)
     finally:
         if stream is not sys.stdout:
             stream.close()
-    click.echo(f"{len(full)} judgments written, {int(full['propagated'].sum())} propagated to duplicates", err=True)
+    click.echo(f"{len(full)} judgments written, {propagated} propagated to duplicates", err=True)

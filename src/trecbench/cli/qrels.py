@@ -134,25 +134,20 @@ def export(workspace, output, judge, prefer, majority, pool_name, provenance) ->
       trecbench qrels export -w mybench -o qrels.llm.txt --judge gpt-4o:graded-0-3
     """
     from trecbench.qrels import write_qrels
-    from trecbench.qrels.select import propagate, select_grades, to_qrels
-    from trecbench.store import Workspace
-    from trecbench.store.workspace import load_pool
+    from trecbench.qrels.select import workspace_qrels
 
-    ws = Workspace(workspace)
-    judgments = ws.judgments()
-    if judgments.empty:
-        raise click.ClickException(f"{workspace}: no judgments yet")
     try:
-        grades = select_grades(judgments, judge=judge, prefer=prefer, majority=majority)
+        result = workspace_qrels(workspace, judge=judge, prefer=prefer, majority=majority, pool=pool_name)
     except ValueError as e:
         raise click.BadParameter(str(e)) from None
-    grades, propagated = propagate(grades, load_pool(ws, pool_name))
-    frame = to_qrels(grades)
+    if result.empty:
+        raise click.ClickException(f"{workspace}: no judgments yet")
+    frame = result.qrels
     write_qrels(frame[["query_id", "iteration", "doc_id", "relevance"]], output)
     if provenance:
         frame.to_csv(provenance, sep="\t", index=False)
     click.echo(f"{output}: {len(frame)} judgments over {frame['query_id'].nunique()} topics "
-               f"({len(frame) - propagated} judged, {propagated} propagated from duplicates)")
+               f"({result.judged} judged, {result.propagated} propagated from duplicates)")
 
 
 @qrels.command("import")

@@ -735,14 +735,12 @@ _ID_OK = re.compile(r"[^\s]{1,200}")
 
 def relevant_by_topic(ws: Workspace, min_grade: int = 1) -> dict[str, list[tuple[str, int]]]:
     """{qid: [(docid, grade), ...]} of the judged-relevant documents (grade >= min_grade), grade descending
-    then docid, from the grades `qrels export` would choose (`trecbench.qrels.select.select_grades`)."""
-    from trecbench.qrels.select import select_grades
+    then docid, from the workspace's qrels (`trecbench.workspace_qrels`). A duplicate whose grade was
+    propagated is left out: its text is its listed twin's."""
+    from trecbench.qrels.select import workspace_qrels
 
-    judgments = ws.judgments()
-    if judgments.empty:
-        return {}
-    grades = select_grades(judgments)
-    grades = grades[grades["relevance"] >= min_grade]
+    qrels = workspace_qrels(ws).qrels
+    grades = qrels[qrels["propagated_from"].isna() & (qrels["relevance"] >= min_grade)]
     out: dict[str, list[tuple[str, int]]] = {}
     for qid, docid, grade in sorted(zip(grades["query_id"], grades["doc_id"], grades["relevance"]),
                                     key=lambda r: (str(r[0]), -int(r[2]), str(r[1]))):

@@ -20,7 +20,6 @@ _EXPORTS = {
     "build_pool": "trecbench.pooling.pool",
     "read_pool": "trecbench.pooling.pool",
     "write_pool": "trecbench.pooling.pool",
-    "propagate": "trecbench.pooling.pool",
     "RunInfo": "trecbench.pooling.rank",
     "top_k": "trecbench.pooling.rank",
     "STRATEGIES": "trecbench.pooling.strategies",

@@ -109,10 +109,6 @@ class Pool:
         dup = self.candidates[self.candidates["group"] != self.candidates["doc_id"]]
         return dict(zip(zip(dup["query_id"], dup["doc_id"]), dup["group"]))
 
-    def propagate(self, qrels: pd.DataFrame) -> pd.DataFrame:
-        """Qrels with each representative's judgment copied to its duplicates (see `propagate`)."""
-        return propagate(self, qrels)
-
     def session(self, strategy: str | Strategy | None = None, *, budget: int | None = None):
         """A judging loop over this pool (`next()` / `record()`), by the pool's strategy unless another is given."""
         from trecbench.pooling.session import JudgingSession
@@ -292,38 +288,6 @@ def _cut(pool: Pool, budget: int) -> Pool:
     kept = c[group_nth <= budget].copy()
     kept["priority"] = kept.groupby("query_id", sort=False).cumcount().to_numpy() + 1
     return replace(pool, candidates=kept.reset_index(drop=True))
-
-
-def propagate(pool: Pool, qrels: pd.DataFrame) -> pd.DataFrame:
-    """Qrels plus the judgments a duplicate inherits from its group's representative.
-
-    Returns the qrels rows (column `propagated` False) followed by one row per duplicate candidate
-    that the qrels do not judge but whose representative they do (same grade, `propagated` True,
-    iteration "propagated"). The input is not changed.
-    """
-    out = qrels.copy()
-    if "iteration" not in out.columns:
-        out.insert(1, "iteration", "0")
-    out["propagated"] = False
-    c = pool.candidates
-    dup = c[c["group"] != c["doc_id"]]
-    if dup.empty or qrels.empty:
-        return out.reset_index(drop=True)
-    judged = pd.Series(qrels["relevance"].to_numpy(),
-                       index=pd.MultiIndex.from_arrays([qrels["query_id"].astype(str), qrels["doc_id"].astype(str)]))
-    judged = judged[~judged.index.duplicated()]
-    own = judged.index.get_indexer(pd.MultiIndex.from_arrays([dup["query_id"], dup["doc_id"]]))
-    rep = judged.index.get_indexer(pd.MultiIndex.from_arrays([dup["query_id"], dup["group"]]))
-    grade = np.where(rep >= 0, judged.to_numpy()[np.maximum(rep, 0)], -1)
-    take = (own < 0) & (rep >= 0) & (grade >= 0)  # a negative grade (pooled, not judged) is not a judgment
-    if take.any():
-        grades = grade[take]
-        extra = pd.DataFrame({"query_id": dup["query_id"].to_numpy()[take], "iteration": "propagated",
-                              "doc_id": dup["doc_id"].to_numpy()[take], "relevance": grades, "propagated": True})
-        extra = extra[[c for c in out.columns if c in extra.columns]]
-        out = pd.concat([out, extra], ignore_index=True)
-    out["relevance"] = out["relevance"].astype(np.int64)
-    return out.reset_index(drop=True)
 
 
 # --- the pool file -------------------------------------------------------------------------------

@@ -214,7 +214,8 @@ def build_report(workspace: Any, options: ReportOptions | None = None, *, progre
     bar.refresh()
 
     bar.set_description_str("qrels")
-    qrels, propagated, pool_frame = workspace_qrels(ws, options)
+    made = report_qrels(ws, options)
+    qrels, propagated, pool_frame = (None if made.empty else made.qrels), made.propagated, made.pool
     bar.update()
     retrieval = retrieval_section(qrels, sources, options, bar)
     bar.set_description_str("answers")
@@ -279,21 +280,14 @@ def discover_runs(ws: Any, given: Sequence[str], *, include_workspace: bool = Tr
     return out
 
 
-def workspace_qrels(ws: Any, options: ReportOptions) -> tuple[pd.DataFrame | None, int, pd.DataFrame | None]:
-    """(qrels, pairs propagated from duplicates, stored pool) as `qrels export --prefer` would make them."""
-    from trecbench.qrels.select import propagate, select_grades, to_qrels
-    from trecbench.store.workspace import load_pool
+def report_qrels(ws: Any, options: ReportOptions) -> Any:
+    """The workspace's qrels as `qrels export --prefer --pool` makes them (`trecbench.workspace_qrels`)."""
+    from trecbench.qrels.select import workspace_qrels
 
     try:
-        pool = load_pool(ws, options.pool)
+        return workspace_qrels(ws, prefer=options.prefer, pool=options.pool)
     except InputError as e:
         raise ReportOptionError(e.problems[0].message) from None
-    judgments = ws.judgments()
-    if judgments.empty:
-        return None, 0, pool
-    grades = select_grades(judgments, prefer=options.prefer)
-    grades, propagated = propagate(grades, pool)
-    return to_qrels(grades), propagated, pool
 
 
 def _score_one(qrels: pd.DataFrame, source: RunSource, measures: Sequence[str]) -> pd.DataFrame:

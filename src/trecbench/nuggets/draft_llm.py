@@ -180,7 +180,7 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
             problems.insert(0, "not a topic of the workspace: drafted from its id alone")
         if not docs:
             problems.append("none of its relevant documents is in the corpus")
-        stored = store.replace_drafts(qid, nuggets, author=author)
+        stored = store.replace_drafts(qid, nuggets, author=author, keep=settings.keep)
         finish_topic(ws, qid, drafter, problems, len(stored))
         report.nuggets += len(stored)
         if problems:

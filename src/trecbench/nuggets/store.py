@@ -435,28 +435,69 @@ class NuggetStore:
 
     # ---- drafts (used by the drafters) -----------------------------------------------------------------
 
-    def replace_drafts(self, qid: str, drafts: Sequence[Nugget], *, author: str) -> list[StoredNugget]:
-        """Record a drafter's nuggets for a topic in one transaction, replacing its earlier untouched drafts.
+    def replace_drafts(self, qid: str, drafts: Sequence[Nugget], *, author: str,
+                       keep: int | None = None) -> list[StoredNugget]:
+        """Record a drafter's nuggets for a topic in one transaction, replacing the topic's machine drafts.
 
-        The earlier drafts removed are this author's live nuggets still in status draft that nobody else
-        changed since (their last version is the author's); people's edits are never replaced. The new
-        nuggets go after the topic's remaining nuggets, each with a version of action "draft".
+        People's work wins (see `curated`): every live nugget nobody touched since a drafter wrote it (by
+        this drafter or another) is replaced; a nugget a person edited, approved, moved, merged or split
+        stays, and a draft whose text is one a person deleted, edited away, merged or split, or one the
+        topic still has, is not added again. New vital drafts go after the topic's last vital nugget,
+        okay ones at the end, so vital nuggets come first; with `keep`, drafts are added only while the
+        topic holds fewer than `keep` nuggets. Each new nugget gets a version of action "draft".
         """
         _check_author(author)
         self._corpus_or_none()
         with self.ws.transaction() as c:
-            for n in [self._get(c, i) for i in _live_ids(c, qid)]:
-                if n.updated_by == author and n.status == "draft":
-                    self._delete(c, n.id, author, "delete", {"replaced_by": "redraft"})
+            machine, texts = self._curation(c, qid)
+            for nid in machine:
+                self._delete(c, nid, author, "delete", {"replaced_by": "redraft"})
+            live = [self._get(c, i) for i in _live_ids(c, qid)]
+            texts |= {_norm(n.text) for n in live}
+            room = None if keep is None else max(0, keep - len(live))
+            vital_end = max((n.position + 1 for n in live if n.importance == "vital"), default=0)
             made = []
             for d in drafts:
-                state = {"qid": qid, "text": _text(d.text), "importance": _importance(d.importance),
+                if room is not None and len(made) >= room:
+                    break
+                text = _text(d.text)
+                if _norm(text) in texts:
+                    continue
+                texts.add(_norm(text))
+                importance = _importance(d.importance)
+                state = {"qid": qid, "text": text, "importance": importance,
                          "status": _choice(d.status, STATUS, "status"), "origin": _choice(d.origin, ORIGIN, "origin"),
                          "support": self._links(c, d.support), "extra": dict(d.extra)}
                 nid = _new_id(c, qid)
-                self._insert(c, nid, state, len(_live_ids(c, qid)), author, "draft", {})
+                index = vital_end if importance == "vital" else len(_live_ids(c, qid))
+                self._insert(c, nid, state, index, author, "draft", {})
+                vital_end += importance == "vital"
                 made.append(nid)
             return [self._get(c, nid) for nid in made]
+
+    def _curation(self, c: sqlite3.Connection, qid: str) -> tuple[list[str], set[str]]:
+        """(live nuggets no person touched since a drafter wrote them, texts of every nugget a person touched).
+
+        A drafter's only versions are its "draft" and its "delete" of a replaced draft; any other version
+        (edit, approve, move, delete, merge, split, import, undo) is a person's.
+        """
+        rows = c.execute("SELECT n.id, n.deleted, n.status, v.action, v.snapshot_json, v.detail_json FROM nuggets n "
+                         "JOIN nugget_versions v ON v.nugget_id = n.id WHERE n.qid = ? ORDER BY n.id, v.version",
+                         (qid,)).fetchall()
+        versions: dict[str, list[tuple[str, dict, dict]]] = {}
+        state: dict[str, tuple[int, str]] = {}
+        for nid, deleted, status, action, snapshot, detail in rows:
+            versions.setdefault(nid, []).append((action, json.loads(snapshot), json.loads(detail)))
+            state[nid] = (deleted, status)
+        machine, texts = [], set()
+        for nid, history in versions.items():
+            by_person = [a for a, _, d in history if a != "draft" and d.get("replaced_by") != "redraft"]
+            if not by_person:
+                if not state[nid][0] and state[nid][1] == "draft" and history[0][0] == "draft":
+                    machine.append(nid)
+                continue
+            texts |= {_norm(snap["text"]) for _, snap, _ in history if snap.get("text")}
+        return machine, texts
 
     # ---- internals -------------------------------------------------------------------------------------
 

@@ -223,32 +223,46 @@ def estimate(pool_file, model, batch, corpus_path, topics_path, input_price, out
 
 
 @pool.command()
-@click.option("--qrels", "qrels_path", required=True, type=click.Path(dir_okay=False), help="The judgments (TREC qrels).")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--qrels", "qrels_path", default=None, type=click.Path(dir_okay=False),
+              help="The judgments (TREC qrels); with -w, the workspace's qrels unless given.")
+@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
+              help="Use a stored pool: its runs and depth, and the workspace's qrels.")
+@click.option("--pool", "pool_name", default=None, help="With -w: the stored pool (default: the newest).")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure (ir-measures or trec_eval name). Repeatable. Default: nDCG@10 R@100.")
-@click.option("-k", "--depth", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Pool depth at which a run's own documents are counted.")
+@click.option("-k", "--depth", type=click.IntRange(min=1), default=None,
+              help="Pool depth at which a run's own documents are counted [100; with -w: the pool's].")
 @click.option("-l", "--rel-level", default=1, show_default=True, type=int, help="Lowest grade counted as relevant.")
 @format_option("table", "csv", "json")
-def loo(qrels_path, runs, measures, depth, rel_level, fmt) -> None:
+def loo(qrels_path, runs, workspace, pool_name, measures, depth, rel_level, fmt) -> None:
     """Leave-one-run-out: is the collection safe to reuse for systems that were not pooled?
 
     Each RUN is scored again without the judgments of the documents only it contributed; the table
     shows its score, the drop and its rank before and after. The verdict: safe when, for every
     measure, Kendall tau of the system ranking >= 0.9 and the largest relative drop < 5%.
+    With -w, the stored pool's runs at the pool's depth are used (a different --depth is warned about).
 
     \b
     Example:
       trecbench pool loo --qrels qrels.txt bm25.txt dense.txt splade.txt -m nDCG@10 -m R@100
+      trecbench pool loo -w mybench --pool depth-20
     """
     from trecbench.evaluation.names import MeasureError
-    from trecbench.pooling.loo import DEFAULT_MEASURES, leave_one_out
+    from trecbench.pooling.loo import DEFAULT_MEASURES, leave_one_out, workspace_leave_one_out
+    from trecbench.pooling.pool import DEFAULT_DEPTH
 
-    if len(runs) < 2:
-        raise click.UsageError("leave-one-run-out needs at least two RUN files")
+    if workspace and runs:
+        raise click.UsageError("with -w the stored pool's runs are used: give -w or RUN files, not both")
+    if not workspace and (len(runs) < 2 or not qrels_path):
+        raise click.UsageError("leave-one-run-out needs --qrels and at least two RUN files (or -w BENCH)")
     try:
-        result = leave_one_out(qrels_path, list(runs), measures or DEFAULT_MEASURES, depth=depth, rel_level=rel_level)
+        if workspace:
+            result = workspace_leave_one_out(workspace, measures or DEFAULT_MEASURES, pool=pool_name, qrels=qrels_path,
+                                             depth=depth, rel_level=rel_level)
+        else:
+            result = leave_one_out(qrels_path, list(runs), measures or DEFAULT_MEASURES, depth=depth or DEFAULT_DEPTH,
+                                   rel_level=rel_level)
     except MeasureError as e:
         raise click.BadParameter(str(e), param_hint="'-m'") from None
     _problems(result.problems)

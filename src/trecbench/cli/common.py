@@ -50,3 +50,28 @@ def describe_plan(plan, *, at_most: bool = False, note: str = "") -> str:
     cost = f"${plan.cost:.4f}" + (f" ({plan.unpriced} calls unpriced)" if plan.unpriced else "")
     return (f"dry run: {'at most ' if at_most else ''}{plan.calls} calls to the model ({plan.cached} answered by "
             f"the cache), {plan.prompt_tokens} input tokens{note}, ~{plan.completion_tokens} output tokens, {cost}")
+
+
+class SeveralAfterOne(click.Command):
+    """A command whose options named in `several` take every value up to the next option, so that
+    `--answers answers/*.jsonl` (a shell glob) gives them all, not the first one and stray arguments."""
+
+    several: tuple[str, ...] = ()
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        flag = None
+        for arg in args:
+            if arg == "--":
+                flag = None
+            elif arg.startswith("-") and len(arg) > 1:
+                flag = arg if arg in self.several else None
+            elif flag is not None and out and out[-1] != flag:
+                out.append(flag)  # a further value of the same option
+            out.append(arg)
+        return super().parse_args(ctx, out)
+
+
+def several_after_one(*names: str) -> type[SeveralAfterOne]:
+    """The command class for `@click.command(cls=...)` with these options taking several values."""
+    return type("SeveralAfterOneCommand", (SeveralAfterOne,), {"several": names})

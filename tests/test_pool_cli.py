@@ -201,3 +201,47 @@ def test_loo_on_a_workspace_without_a_pool_says_so(tmp_path, cli_run):
     assert cli_run("init", tmp_path / "bench", "--topics", topics).exit_code == 0
     result = cli_run("pool", "loo", "-w", tmp_path / "bench")
     assert result.exit_code == 2 and "no pool is stored" in result.output
+
+
+@pytest.fixture
+def worst_first():
+    """A strategy registered from Python (worst rank first, with a parameter), and the CLI reloaded to see it."""
+    import importlib
+    from dataclasses import dataclass
+
+    import numpy as np
+
+    import trecbench.cli.pool
+    from trecbench.pooling.strategies import STRATEGIES, register
+    from trecbench.pooling.strategies.base import StaticStrategy
+
+    @register
+    @dataclass
+    class WorstFirst(StaticStrategy):
+        """Documents by their summed rank, times `weight`: the worst first."""
+
+        weight: float = 1.0
+        name = "worstfirst"
+        summary = "worst rank first"
+        param_help = {"weight": "Weight of each rank."}
+
+        def fused(self, rank, row_candidate, n):
+            return np.bincount(row_candidate, weights=rank * self.weight, minlength=n)
+
+    importlib.reload(trecbench.cli.pool)
+    yield
+    del STRATEGIES["worstfirst"]
+    importlib.reload(trecbench.cli.pool)
+
+
+def test_a_strategy_registered_from_python_is_a_choice_with_its_parameters(bench, cli_run, worst_first):
+    help_text = " ".join(cli_run("pool", "build", "--help").stdout.split())
+    assert "worstfirst: worst rank first" in help_text and "--worstfirst-weight" in help_text
+    result = cli_run("pool", bench["a"], "-s", "worstfirst", "--worstfirst-weight", "2")
+    assert result.exit_code == 0, result.output
+    assert '"params": {"weight": 2.0}' in result.stdout.splitlines()[0]
+    order = [line.split("\t")[1] for line in result.stdout.splitlines()[2:] if line.startswith("1\t")]
+    assert order == ["d3", "d2", "d1"]
+    from trecbench.pooling.workspace import is_adaptive
+
+    assert not is_adaptive("worstfirst") and is_adaptive("mtf") and is_adaptive("maxmean")

@@ -6,8 +6,42 @@ import sys
 import click
 
 from trecbench.cli.common import format_option, print_table
+from trecbench.pooling.dedup import DEDUP_MODES
 
-STRATEGY_NAMES = ["depth", "rrf", "rbp", "mtf", "maxmean"]
+
+
+def _strategies():
+    from trecbench.pooling.strategies import STRATEGIES
+
+    return STRATEGIES
+
+
+def strategy_choice(**kwargs):
+    """`-s/--strategy`: the registered pooling strategies."""
+    names = list(_strategies())
+    return click.option("-s", "--strategy", type=click.Choice(names), **kwargs)
+
+
+def strategy_help() -> str:
+    return "; ".join(f"{name}: {cls.summary}" for name, cls in _strategies().items() if cls.summary) + "."
+
+
+def strategy_parameters(f):
+    """One option per parameter of a registered strategy: --rrf-k, --rbp-p, ... (`--NAME-PARAM`)."""
+    from dataclasses import fields
+
+    for name, cls in reversed(list(_strategies().items())):
+        for field in reversed(fields(cls) if hasattr(cls, "__dataclass_fields__") else ()):
+            kind = click.FLOAT if isinstance(field.default, float) else click.INT
+            f = click.option(f"--{name}-{field.name.replace('_', '-')}", f"{name}__{field.name}", type=kind,
+                             default=field.default, show_default=True,
+                             help=cls.param_help.get(field.name, f"{field.name} of {name}."))(f)
+    return f
+
+
+def _chosen_params(strategy: str, values: dict) -> dict:
+    prefix = f"{strategy}__"
+    return {key[len(prefix):]: value for key, value in values.items() if key.startswith(prefix)}
 
 
 class PoolGroup(click.Group):
@@ -45,28 +79,25 @@ def pool() -> None:
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-k", "--depth", type=click.IntRange(min=1), default=100, show_default=True,
               help="Pool each run's top K documents per topic (trec_eval order).")
-@click.option("-s", "--strategy", type=click.Choice(STRATEGY_NAMES), default="depth", show_default=True,
-              help="depth: TREC depth-k union; rrf / rbp: by fused score; mtf / maxmean: adaptive, "
-                   "chosen during judging.")
+@strategy_choice(default="depth", show_default=True, help=strategy_help())
 @click.option("-b", "--budget", type=click.IntRange(min=1), default=None,
-              help="Judgments per topic: depth/rrf/rbp keep the first N representatives (and their duplicates); "
-                   "mtf/maxmean stop judging after N.")
+              help="Judgments per topic: a static strategy keeps the first N representatives (and their "
+                   "duplicates); an adaptive one stops judging after N.")
 @click.option("-t", "--topics", "topics_path", default=None, help="Pool only these topics (TSV, JSONL or irds:).")
 @click.option("-c", "--corpus", "corpus_path", default=None, help="Documents' text, for --dedup (JSONL, TSV, irds:).")
-@click.option("--dedup", type=click.Choice(["none", "exact", "near"]), default="none", show_default=True,
-              help="exact: identical normalised text; near: word 5-shingle Jaccard >= --threshold. Needs --corpus.")
+@click.option("--dedup", type=click.Choice(DEDUP_MODES), default="none", show_default=True,
+              help="exact: identical normalised text (not the title); near: word 5-shingle Jaccard >= --threshold. "
+                   "Needs --corpus.")
 @click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
               help="Jaccard similarity from which two documents are near-duplicates.")
-@click.option("--rrf-k", type=click.FloatRange(min=0), default=60.0, show_default=True, help="k of rrf: 1/(k+rank).")
-@click.option("--rbp-p", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8, show_default=True,
-              help="Persistence p of rbp: weight (1-p)p^(rank-1).")
+@strategy_parameters
 @click.option("-o", "--output", default=None, help="Pool file to write (TSV); standard output when neither -o nor -w.")
 @click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
               help="Store the pool in this workspace (what `judge llm` and `serve` judge); the workspace's corpus "
                    "and topics are used unless --corpus / --topics are given.")
 @click.option("--name", default=None, help="Name of the pool in the workspace (default: strategy-depth-N).")
-def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, threshold, rrf_k, rbp_p, output, workspace,
-          name) -> None:
+def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, threshold, output, workspace, name,
+          **params) -> None:
     """Pool RUN files: one candidate per (topic, docid), with the runs that retrieved it, in judging order.
 
     Writes the pool file (TSV with a header: query_id doc_id priority best_rank n_runs runs ranks group
@@ -79,64 +110,25 @@ def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, thresh
       trecbench pool bm25.txt dense.txt --corpus corpus.jsonl --dedup near -o pool.tsv
       trecbench pool bm25.txt dense.txt --depth 20 --dedup near -w mybench
     """
-    from trecbench.pooling.pool import build_pool
-    from trecbench.pooling.strategies import get_strategy
+    from trecbench.pooling.workspace import pool_runs
 
-    ws = None
-    if workspace:
-        from trecbench.store import Workspace
-
-        ws = Workspace(workspace)
-        corpus_path = corpus_path or ws.corpus_source
-        if not topics_path and ws.topics():
-            topics_path = None  # the workspace's topics, below
-    if output is None and ws is None:
-        output = "-"
-
-    if dedup != "none" and not corpus_path:
-        raise click.UsageError(f"--dedup {dedup} needs the documents' text: give --corpus")
-    params = {"rrf": {"k": rrf_k}, "rbp": {"p": rbp_p}}.get(strategy, {})
-    topics = None
-    if topics_path:
-        from trecbench.topics import read_topics
-
-        topics = [t.qid for t in read_topics(topics_path)]
-    elif ws is not None and ws.topics():
-        topics = list(ws.topics())
-    corpus = None
-    if corpus_path:
-        from trecbench.corpus import open_corpus
-
-        corpus = open_corpus(corpus_path)
-    result = build_pool(list(runs), depth=depth, strategy=get_strategy(strategy, **params), budget=budget,
-                        topics=topics, topics_source=topics_path, corpus=corpus, dedup=dedup, threshold=threshold)
+    try:
+        result, stored = pool_runs(runs, workspace=workspace, name=name, topics=topics_path, corpus=corpus_path,
+                                   strategy=strategy, params=_chosen_params(strategy, params), depth=depth,
+                                   budget=budget, dedup=dedup, threshold=threshold)
+    except ValueError as e:
+        raise click.UsageError(f"{e}" + ("; choose another --name" if "already exists" in str(e) else "")) from None
     _problems(result.problems)
-    if output is not None:
-        stream = _output(output)
+    if output is not None or workspace is None:
+        stream = _output(output or "-")
         try:
             result.write(stream)
         finally:
             if stream is not sys.stdout:
                 stream.close()
-    if ws is not None:
-        from trecbench.store.workspace import save_pool
-
-        pool_name = name or f"{strategy}-{depth}"
-        try:
-            save_pool(ws, pool_name, strategy, result.info.as_dict(), result.candidates)
-        except ValueError as e:
-            raise click.BadParameter(f"{e}; choose another --name", param_hint="'--name'") from None
-        click.echo(f"stored in {workspace} as pool {pool_name!r}", err=True)
-    c = result.candidates
-    topics_n = c["query_id"].nunique()
-    click.echo(f"pool: {len(c)} candidates over {topics_n} topic{'s' * (topics_n != 1)} from {len(runs)} "
-               f"run{'s' * (len(runs) != 1)} "
-               f"({strategy}, depth {depth}{f', budget {budget}' if budget else ''})", err=True)
-    if dedup != "none":
-        saved = result.judgments_saved
-        share = saved / len(c) if len(c) else 0.0
-        click.echo(f"de-duplication ({dedup}): {len(c) - saved} to judge; judgments saved: {saved} ({share:.1%})",
-                   err=True)
+    if stored is not None:
+        click.echo(f"stored in {workspace} as pool {stored!r}", err=True)
+    click.echo(result.summary(), err=True)
 
 
 @pool.command()
@@ -280,14 +272,13 @@ def loo(qrels_path, runs, workspace, pool_name, measures, depth, rel_level, fmt)
 @click.option("--qrels", "qrels_path", required=True, type=click.Path(dir_okay=False),
               help="Existing judgments to replay (TREC qrels).")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-s", "--strategy", "strategies", multiple=True, type=click.Choice(STRATEGY_NAMES),
-              help="Strategy to replay. Repeatable. Default: depth mtf maxmean.")
+@strategy_choice(multiple=True, help="Strategy to replay. Repeatable. Default: depth mtf maxmean.")
 @click.option("-k", "--depth", type=click.IntRange(min=1), default=100, show_default=True, help="Pool depth.")
 @click.option("--at", "shares", multiple=True, type=click.FloatRange(0, 1, min_open=True),
               help="Share of each topic's pool judged at which to count (repeatable). Default: 0.1 0.25 0.5 1.")
 @click.option("-l", "--rel-level", default=1, show_default=True, type=int, help="Lowest grade counted as relevant.")
 @format_option("table", "csv", "json")
-def simulate(qrels_path, runs, strategies, depth, shares, rel_level, fmt) -> None:
+def simulate(qrels_path, runs, strategy, depth, shares, rel_level, fmt) -> None:
     """Replay existing qrels through strategies: relevant documents found per judgment spent.
 
     Each cell reads `relevant found / judgments (relevant per judgment)`, summed over the judged
@@ -299,7 +290,7 @@ def simulate(qrels_path, runs, strategies, depth, shares, rel_level, fmt) -> Non
     """
     from trecbench.pooling.simulate import DEFAULT_AT, simulate as run_simulation, wide
 
-    table, problems = run_simulation(qrels_path, list(runs), strategies or ("depth", "mtf", "maxmean"), depth=depth,
+    table, problems = run_simulation(qrels_path, list(runs), strategy or ("depth", "mtf", "maxmean"), depth=depth,
                                      at=sorted(shares) or DEFAULT_AT, rel_level=rel_level)
     _problems(problems)
     print_table(wide(table) if fmt == "table" else table.set_index("strategy"), fmt)

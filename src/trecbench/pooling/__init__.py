@@ -30,6 +30,10 @@ _EXPORTS = {
     "pool_stats": "trecbench.pooling.stats",
     "estimate_cost": "trecbench.pooling.estimate",
     "leave_one_out": "trecbench.pooling.loo",
+    "workspace_leave_one_out": "trecbench.pooling.loo",
+    "pool_runs": "trecbench.pooling.workspace",
+    "resume_adaptive": "trecbench.pooling.workspace",
+    "is_adaptive": "trecbench.pooling.workspace",
 }
 
 __all__ = sorted(_EXPORTS)

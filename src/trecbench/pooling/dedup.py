@@ -24,6 +24,7 @@ import pandas as pd
 
 from trecbench.errors import Problem
 
+DEDUP_MODES = ("none", "exact", "near")
 SHINGLE = 5
 NUM_HASHES = 128
 BANDS = 16  # x 8 rows: a pair with Jaccard 0.9 is proposed with probability > 0.999, one with 0.5 with 0.06

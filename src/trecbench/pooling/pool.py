@@ -109,6 +109,20 @@ class Pool:
         dup = self.candidates[self.candidates["group"] != self.candidates["doc_id"]]
         return dict(zip(zip(dup["query_id"], dup["doc_id"]), dup["group"]))
 
+    def summary(self) -> str:
+        """One line on the pool (and one on de-duplication): what `trecbench pool` prints."""
+        c, info = self.candidates, self.info
+        topics = c["query_id"].nunique()
+        runs = len(info.runs)
+        line = (f"pool: {len(c)} candidates over {topics} topic{'s' * (topics != 1)} from {runs} run{'s' * (runs != 1)}"
+                f" ({info.strategy}, depth {info.depth}{f', budget {info.budget}' if info.budget else ''})")
+        if info.dedup != "none":
+            saved = self.judgments_saved
+            share = saved / len(c) if len(c) else 0.0
+            line += (f"\nde-duplication ({info.dedup}): {len(c) - saved} to judge; judgments saved: {saved} "
+                     f"({share:.1%})")
+        return line
+
     def session(self, strategy: str | Strategy | None = None, *, budget: int | None = None):
         """A judging loop over this pool (`next()` / `record()`), by the pool's strategy unless another is given."""
         from trecbench.pooling.session import JudgingSession
@@ -156,7 +170,9 @@ def build_pool(
         raise ValueError(f"depth must be positive, not {depth}")
     if budget is not None and budget < 1:
         raise ValueError(f"budget must be positive, not {budget}")
-    if dedup not in ("none", "exact", "near"):
+    from trecbench.pooling.dedup import DEDUP_MODES
+
+    if dedup not in DEDUP_MODES:
         raise ValueError(f"dedup must be none, exact or near, not {dedup!r}")
     if dedup != "none" and corpus is None:
         raise ValueError(f"dedup {dedup!r} needs the documents' text: give a corpus")

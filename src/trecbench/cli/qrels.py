@@ -167,19 +167,8 @@ def import_(qrels_file, workspace, judge_name, kind) -> None:
       trecbench qrels import nist-qrels.txt -w mybench --judge nist
       trecbench qrels import alice.txt -w mybench --judge alice --kind human
     """
-    from trecbench.qrels import read_qrels
-    from trecbench.store import Judge, Judgment, Workspace
+    from trecbench.qrels.imports import import_qrels
 
-    ws = Workspace(workspace)
-    frame = read_qrels(qrels_file)
-    judge = Judge(kind, judge_name)
-    existing = ws.judgments()
-    mine = existing[(existing["judge_kind"] == kind) & (existing["judge"] == judge_name)]
-    have = set(zip(mine["query_id"], mine["doc_id"], mine["grade"]))
-    skipped_negative = int((frame["relevance"] < 0).sum())
-    rows = [Judgment(q, d, int(g), judge) for q, d, g in zip(frame["query_id"], frame["doc_id"], frame["relevance"])
-            if g >= 0 and (q, d, g) not in have]
-    ws.record_many(rows)
-    repeated = len(frame) - skipped_negative - len(rows)
-    click.echo(f"{qrels_file}: recorded {len(rows)} judgments as {judge_name} ({kind}); "
-               f"{repeated} already recorded, {skipped_negative} negative grades skipped")
+    done = import_qrels(workspace, qrels_file, judge_name, kind=kind)
+    click.echo(f"{qrels_file}: recorded {done.recorded} judgments as {judge_name} ({kind}); "
+               f"{done.repeated} already recorded, {done.negative} negative grades skipped")

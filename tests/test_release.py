@@ -69,6 +69,15 @@ def test_only_approved_nuggets_are_released_unless_drafts_are_asked_for(released
     assert summary.manifest["counts"]["nuggets"] == {"topics": 2, "vital": 2, "okay": 1, "draft": 1}
 
 
+def test_the_released_nuggets_are_the_workspaces_approved_ones(released):
+    import trecbench
+    from trecbench.nuggets.io import read_nuggets
+
+    assert read_nuggets(released["out"] / "nuggets.jsonl") == trecbench.workspace_nuggets(released["bench"],
+                                                                                          approved_only=True)
+    assert trecbench.Workspace(released["bench"]).cache_path == released["bench"] / "bench.sqlite"
+
+
 def test_evidence_round_trips_through_the_reader_of_eval_evidence(released, tmp_path, cli_run):
     from trecbench.evaluation.evidence import read_evidence
     from trecbench.nuggets.io import read_nuggets

@@ -40,6 +40,7 @@ _EXPORTS = {
     "evaluate_evidence": "trecbench.evaluation.evidence",
     "evidence_from_nuggets": "trecbench.evaluation.evidence",
     "NuggetStore": "trecbench.nuggets.store",
+    "workspace_nuggets": "trecbench.nuggets.store",
     "draft_extractive": "trecbench.nuggets.draft_extractive",
     "bm25_run": "trecbench.runs.baselines",
     "ReportOptions": "trecbench.report",

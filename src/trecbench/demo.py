@@ -134,7 +134,7 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
     answer_files = sorted(str(p) for p in (sample / "answers").glob("*.jsonl"))
     options = {}
     if model:
-        options = {"assigner": "llm", "model": model, "api_base": api_base, "cache": str(bench / "bench.sqlite")}
+        options = {"assigner": "llm", "model": model, "api_base": api_base, "cache": str(ws.cache_path)}
     else:
         options = {"assigner": "citation"}
     answer_scores, _ = evaluate_answers(topics_nuggets, answer_files, **options)
@@ -167,7 +167,7 @@ def _model_client(ws, model: str, api_base: str | None, api_key: str | None):
     from trecbench.llm import LLM, ModelConfig
 
     config = ModelConfig(model, api_base=api_base, api_key=api_key, concurrency=8)
-    return LLM(config, cache=ws.path / "bench.sqlite")
+    return LLM(config, cache=ws.cache_path)
 
 
 def _judge_with_model(ws, model: str, api_base: str | None, api_key: str | None) -> list[str]:

@@ -67,14 +67,13 @@ def answers(answer_files, nuggets_path, workspace, assigner, model, api_base, ca
 
         nuggets = {t.qid: t for t in read_nuggets(nuggets_path)}
     elif workspace:
-        from trecbench.nuggets.store import NuggetStore
+        from trecbench.nuggets.store import workspace_nuggets
+
+        nuggets = {t.qid: t for t in workspace_nuggets(workspace)}
+    if workspace and cache_path == "trecbench-llm-cache.sqlite":
         from trecbench.store import Workspace
 
-        nuggets = {t.qid: t for t in NuggetStore(Workspace(workspace)).export() if t.nuggets}
-    if workspace and cache_path == "trecbench-llm-cache.sqlite":
-        from pathlib import Path
-
-        cache_path = str(Path(workspace) / "bench.sqlite")
+        cache_path = str(Workspace(workspace).cache_path)
     if assignment_files:
         if answer_files:
             raise click.UsageError("give either ANSWER_FILES (to assign) or --assignments (already assigned)")

@@ -772,6 +772,12 @@ class _Rollback(Exception):
 _ID_OK = re.compile(r"[^\s]{1,200}")
 
 
+def workspace_nuggets(ws: Workspace | str, *, approved_only: bool = False) -> list[TopicNuggets]:
+    """The workspace's nuggets (a `Workspace` or its path), topics with at least one, in qid order: what
+    answers and evidence are scored against."""
+    return NuggetStore(ws if isinstance(ws, Workspace) else Workspace(ws)).export(approved_only=approved_only)
+
+
 # ---- relevant documents -------------------------------------------------------------------------------
 
 def relevant_by_topic(ws: Workspace, min_grade: int = 1) -> dict[str, list[tuple[str, int]]]:

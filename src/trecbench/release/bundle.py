@@ -86,7 +86,7 @@ def make_release(workspace: Any, version: str, output: str | os.PathLike | None 
     """
     from trecbench import __version__
     from trecbench.nuggets.io import write_nuggets
-    from trecbench.nuggets.store import NuggetStore
+    from trecbench.nuggets.store import workspace_nuggets
     from trecbench.qrels import write_qrels
     from trecbench.qrels.select import workspace_qrels
     from trecbench.store import Workspace
@@ -108,7 +108,7 @@ def make_release(workspace: Any, version: str, output: str | os.PathLike | None 
     if made.empty:
         raise InputError(str(ws.path), 0, "the workspace has no judgments to release")
     qrels, propagated, pool = made.qrels, made.propagated, made.pool
-    nuggets = NuggetStore(ws).export(approved_only=not include_drafts)
+    nuggets = workspace_nuggets(ws, approved_only=not include_drafts)
     evidence = evidence_lines(nuggets)
 
     docids = sorted(set(qrels["doc_id"].astype(str)) | {d for line in evidence for e in line["evidence"]

@@ -381,10 +381,10 @@ def natural_key(value: Any) -> tuple:
 def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
     from trecbench.evaluation.answers import evaluate_answers
     from trecbench.evaluation.topic_scores import some
-    from trecbench.nuggets.store import NuggetStore
+    from trecbench.nuggets.store import workspace_nuggets
 
     section = AnswersSection(files=[str(a) for a in options.answers])
-    topics = NuggetStore(ws).export()
+    topics = workspace_nuggets(ws)
     section.nuggets = sum(len(t.nuggets) for t in topics)
     section.drafts = sum(n.status == "draft" for t in topics for n in t.nuggets)
     if not options.answers:
@@ -419,7 +419,7 @@ def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
 def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
     from trecbench.evaluation.evidence import evaluate_evidence, evidence_from_nuggets, read_evidence
     from trecbench.evaluation.topic_scores import some
-    from trecbench.nuggets.store import NuggetStore
+    from trecbench.nuggets.store import workspace_nuggets
     from trecbench.report import plots
 
     section = EvidenceSection(k=options.k)
@@ -427,7 +427,7 @@ def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
         items = read_evidence(options.evidence)
         section.source = f"evidence file {options.evidence}"
     else:
-        items = evidence_from_nuggets(NuggetStore(ws).export())
+        items = evidence_from_nuggets(workspace_nuggets(ws))
         section.source = "the evidence links of the workspace's nuggets"
     if not options.contexts:
         section.missing = Missing("No contexts given: the funnel follows each evidence item through a system's "

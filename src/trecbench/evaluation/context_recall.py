@@ -68,9 +68,9 @@ def measure_name(mode: str, k: int | None) -> str:
 
 
 def _id(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
-        return None
-    return str(value).strip()
+    from trecbench._lines import json_id
+
+    return json_id(value)
 
 
 def read_references(path: PathLike) -> dict[str, Reference]:

@@ -70,9 +70,6 @@ class Permissions:
     allowed: dict[str, frozenset[str]]  # qid -> docids and group names ("group:NAME")
     groups: dict[str, frozenset[str]] = field(default_factory=dict)  # NAME -> docids
 
-    def restricts(self, qid: str) -> bool:
-        return qid in self.allowed
-
     def visible(self, qid: str, docid: str) -> bool:
         allowed = self.allowed.get(qid)
         if allowed is None:
@@ -86,9 +83,9 @@ class Permissions:
 
 
 def _id(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
-        return None
-    return str(value).strip()
+    from trecbench._lines import json_id
+
+    return json_id(value)
 
 
 def read_evidence(path: PathLike) -> list[EvidenceItem]:

@@ -29,6 +29,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
+from trecbench.evaluation.textmatch import STOPWORDS
 from trecbench.nuggets.drafts import DraftReport, finish_topic, plan_topics, read_documents, start_topic
 from trecbench.nuggets.model import Nugget
 from trecbench.nuggets.store import NuggetStore, relevant_by_topic
@@ -40,19 +41,6 @@ K1, B = 1.2, 0.75
 REPEAT_WEIGHT = 1.0
 MIN_WORDS, MAX_WORDS = 4, 60
 MAX_CANDIDATES = 3000  # the best-covering sentences compared pairwise per topic (bounds time and memory)
-
-STOPWORDS = frozenset("""
-a about above after again against all also am an and any are aren't as at be because been before being below
-between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each
-else ever few for from further get gets got had hadn't has hasn't have haven't having he her here hers herself
-him himself his how however i if in into is isn't it it's its itself just let's like may me might more most
-much must mustn't my myself need no nor not now of off on once only or other ought our ours ourselves out over
-own same shall she should shouldn't so some such than that that's the their theirs them themselves then there
-these they this those through to too under until up upon us very was wasn't we were weren't what when where
-which while who whom whose why will with within without won't would wouldn't you your yours yourself
-yourselves want wants know tell explain understand interested looking seeking information please could
-particularly especially including regarding concerning
-""".split())
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n\s*\n|\n(?=\s*[-*\u2022])")
 _WORD = re.compile(r"\w+(?:['\u2019]\w+)*")

@@ -47,12 +47,6 @@ def draft_states(ws: Workspace, drafter: str) -> dict[str, str]:
     return dict(rows.fetchall())
 
 
-def draft_problems(ws: Workspace, drafter: str) -> dict[str, list[str]]:
-    rows = ws.connection().execute("SELECT qid, problems_json FROM nugget_drafts WHERE drafter = ? AND status != "
-                                   "'complete'", (drafter,))
-    return {q: json.loads(p) for q, p in rows}
-
-
 def start_topic(ws: Workspace, qid: str, drafter: str, params: dict) -> None:
     with ws.transaction() as c:
         c.execute("INSERT INTO nugget_drafts (qid, drafter, status, params_json, started_at) VALUES (?, ?, 'running', ?, ?) "

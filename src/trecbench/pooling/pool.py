@@ -133,11 +133,6 @@ class Pool:
             strategy = get_strategy(strategy)
         return JudgingSession(self, strategy, budget=self.info.budget if budget is None else budget)
 
-    def as_record(self) -> dict[str, Any]:
-        """Metadata and candidates as plain Python values (what a workspace store saves in one call)."""
-        return {"format": POOL_FORMAT, "info": self.info.as_dict(),
-                "candidates": self.candidates.to_dict(orient="records")}
-
     def write(self, path: Union[str, "os.PathLike[str]", io.TextIOBase]) -> None:
         write_pool(self, path)
 

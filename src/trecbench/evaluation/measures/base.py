@@ -192,11 +192,6 @@ class Derived:
         out = matrix[np.arange(n), col]
         return np.where(k > 0, out, 0)
 
-    @cached_property
-    def log2_rank_plus_1(self) -> np.ndarray:
-        """log2(rank + 1) for rank 1..depth, i.e. log2(i + 2) for 0-based i."""
-        return log2_table(self.r.depth + 1)[2:]
-
     def gains(self, pairs: dict[str, float] | None = None) -> "Gains":
         key = tuple(sorted((pairs or {}).items()))
         cache = self.__dict__.setdefault("_gains", {})

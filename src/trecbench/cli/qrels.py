@@ -79,7 +79,8 @@ def agree(qrels_a: str, qrels_b: str, threshold: int, runs: tuple[str, ...], mea
     Prints the confusion matrix (rows A, columns B), Cohen's kappa on all grades, binarised at
     --threshold, and linearly weighted; how often B grades lower, the same or higher than A for each
     grade of A. With --runs: Kendall's tau and Spearman's rho between the system rankings under A
-    and under B, and the mean per-topic tau. Pairs with a negative grade (unjudged) are left out.
+    and under B, and the mean per-topic tau. Pairs with a negative grade (unjudged) and grades
+    propagated from a duplicate (iteration `propagated`) are left out: they are not judgments.
 
     \b
     Example:
@@ -125,8 +126,9 @@ def agree(qrels_a: str, qrels_b: str, threshold: int, runs: tuple[str, ...], mea
 def export(workspace, output, judge, prefer, majority, pool_name, provenance) -> None:
     """Write the workspace's judgments as a TREC qrels file, one grade per (topic, document).
 
-    Duplicate groups of the pool lend a judged member's grade to the other members (reported,
-    and marked in --provenance).
+    Duplicate groups of the pool lend a judged member's grade (the representative's, else the first
+    judged member's) to the members without one: counted, marked `propagated` in the iteration
+    column and named in --provenance. The same qrels as `report`, `release` and `pool export-qrels`.
 
     \b
     Example:

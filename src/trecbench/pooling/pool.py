@@ -1,8 +1,8 @@
 """The pool: every candidate document per topic, the runs that retrieved it, its judging priority and duplicate group.
 
 A `Pool` is a candidates DataFrame plus `PoolInfo` metadata (strategy, depth, budget, runs with their
-sha256, parameters); it is written as a TSV file with a header and read back unchanged, and is what a
-workspace store will keep.
+sha256, parameters); it is written as a TSV file with a header and read back unchanged, and a workspace
+stores it (`trecbench.pool_runs`).
 """
 from __future__ import annotations
 

@@ -4,14 +4,15 @@ document's text, says who judged, and counts what is inside.
 A release folder holds:
 
 - `topics.tsv` (`qid<TAB>text`), or `topics.jsonl` when a topic has a narrative or other fields;
-- `qrels.txt`: one grade per (topic, document), chosen as `trecbench qrels export` chooses it, duplicates
-  in the pool given their group's grade;
+- `qrels.txt`: one grade per (topic, document), `trecbench.workspace_qrels` (what `qrels export` writes),
+  duplicates in the pool given their group's grade;
 - `nuggets.jsonl`: the approved nuggets (drafts too with `include_drafts`), in trecbench's nuggets format;
 - `evidence.jsonl`: the nuggets that have supporting documents, as `{qid, evidence: [{id, text, importance,
   any_of}]}`, the file `trecbench eval evidence --evidence` reads;
-- `manifest.json`: format, version, time, trecbench version, each file's sha256 and size, every judged
-  document's text hash (`trecbench.store.text_hash`), the judges with their provenance and the number of
-  their judgments the qrels use, and counts.
+- `manifest.json`: format, version, time, trecbench version, the corpus (its path relative to the release
+  folder), each file's sha256 and size, how the qrels were made (policy, pool, grades propagated, the pool
+  candidates left without a judgment), every judged document's text hash (`trecbench.store.text_hash`),
+  the judges with their provenance and the number of their judgments the qrels use, and counts.
 
 Files are written to a temporary folder beside the target and moved into place at the end, so a failed
 release leaves nothing half-written, and a release replaced with `force` is replaced whole.

@@ -83,8 +83,8 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
         if batch > 1:
             raise click.UsageError("an adaptive pool picks one document at a time: --batch must be 1")
         resumed = resume_adaptive(ws, identity.name, pool_name, limit=limit)
-        adaptive_pool, done, total, info = resumed.pool, resumed.done, resumed.remaining, resumed.pool.info
-        tasks, skipped = [], len(done)
+        adaptive_pool, graded, total, info = resumed.pool, resumed.done, resumed.remaining, resumed.pool.info
+        tasks, skipped = [], len(graded)
     else:
         tasks, skipped = plan_tasks(pool, ws.judged_pairs(identity), batch, limit)
         total = sum(len(t.docids) for t in tasks)
@@ -115,7 +115,7 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
         if adaptive:
             report = client.run(judge_adaptive(ws, client, prompt, adaptive_pool, identity, budget=info.budget,
                                                 relevant_grade=relevant_grade, samples=samples, examples=shots,
-                                                corpus=corpus, done=done, on_progress=progress))
+                                                corpus=corpus, done=graded, on_progress=progress))
             skipped = report.skipped
         else:
             report = client.run(run_judge(ws, client, prompt, tasks, identity, samples=samples, examples=shots,

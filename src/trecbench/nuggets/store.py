@@ -456,7 +456,7 @@ class NuggetStore:
             texts |= {_norm(n.text) for n in live}
             room = None if keep is None else max(0, keep - len(live))
             vital_end = max((n.position + 1 for n in live if n.importance == "vital"), default=0)
-            made = []
+            made: list[str] = []
             for d in drafts:
                 if room is not None and len(made) >= room:
                     break

@@ -12,6 +12,7 @@ SAFE_TAU (0.9), and the largest relative drop of any run is below SAFE_MAX_DROP 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -143,7 +144,7 @@ def workspace_leave_one_out(
             problems.append(Problem(record["path"], 0, f"run {run_name!r} of pool {name!r} is no longer there"))
             continue
         paths[run_name] = path
-        if record.get("sha256") and file_sha256(path) != record["sha256"]:
+        if record.get("sha256") and file_sha256(Path(path)) != record["sha256"]:
             problems.append(Problem(path, 0, f"run {run_name!r} changed since pool {name!r} was made "
                                              "(its sha256 differs)"))
     missing = [p for p in problems if "no longer there" in p.message]

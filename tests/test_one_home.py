@@ -39,3 +39,36 @@ def test_propagation_has_one_home():
     from trecbench.pooling.pool import Pool
 
     assert not hasattr(Pool, "propagate") and "propagate" not in trecbench.pooling.__all__
+
+
+def test_run_scores_declare_their_name_and_path(tmp_path):
+    from dataclasses import fields
+
+    from trecbench import score_runs
+    from trecbench.evaluation.engine import RunScores
+
+    assert {"name", "path"} <= {f.name for f in fields(RunScores)}
+    (tmp_path / "q.txt").write_text("1 0 d1 1\n")
+    (tmp_path / "a.txt").write_text("1 Q0 d1 1 2 same\n")
+    (tmp_path / "b.txt").write_text("1 Q0 d1 1 2 same\n")
+    a, b = score_runs(tmp_path / "q.txt", [tmp_path / "a.txt", tmp_path / "b.txt"], ["P@1"])
+    assert (a.path, a.shown, b.shown) == (str(tmp_path / "a.txt"), str(tmp_path / "a.txt"), str(tmp_path / "b.txt"))
+
+
+def test_the_trec_eval_version_is_a_declared_attribute_of_derived_arrays():
+    import inspect
+
+    from trecbench.evaluation.measures.base import Derived
+
+    assert "version" in inspect.signature(Derived).parameters
+
+
+def test_the_judging_session_does_not_import_the_pool_module():
+    import ast
+    import inspect
+
+    import trecbench.pooling.session as session
+
+    imported = {node.module for node in ast.walk(ast.parse(inspect.getsource(session)))
+                if isinstance(node, ast.ImportFrom)}
+    assert "trecbench.pooling.pool" not in imported

@@ -45,6 +45,13 @@ class RunScores:
     missing: list[str]  # topics of the qrels absent from the run (scored 0 under -c)
     scores: list[Score] = field(default_factory=list)
     unjudged: list[str] = field(default_factory=list)  # topics of the run the qrels do not judge (not scored)
+    name: str | None = None  # the name tables show (see `shown`); set by `score_runs`
+    path: str | None = None  # the run file, when read from one
+
+    @property
+    def shown(self) -> str:
+        """The run's name in tables: its given name, else its runid."""
+        return self.name or self.runid
 
     def by_name(self) -> dict[str, Score]:
         return {s.name: s for s in self.scores}
@@ -95,8 +102,7 @@ def score_run(
                 tables[level] = qrels_table(qrels, level)
         rk = form_rankings(run, tables[level], depth=depth, float32_scores=(version < 10),
                            keep_docids=any(r.extra for r in ordered))
-        d = Derived(rk)
-        d.__dict__["version"] = version
+        d = Derived(rk, version)
         derived[level] = d
         base_table = base_table or tables[level]
     first = derived[levels[0]]

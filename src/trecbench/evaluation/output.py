@@ -54,7 +54,7 @@ def table_lines(results: list[RunScores], *, per_topic: bool) -> list[str]:
     header += labels
     rows = []
     for res in results:
-        name = getattr(res, "name", res.runid)
+        name = res.shown
         by_label = {s.label: s for s in res.scores}
         if per_topic:
             for i, qid in enumerate(res.topics):
@@ -87,7 +87,7 @@ def records(results: list[RunScores], *, per_topic: bool) -> list[dict]:
     """Long format: one record per (run, topic, measure); topic `all` for the summary."""
     out = []
     for res in results:
-        name = getattr(res, "name", res.runid)
+        name = res.shown
         if per_topic:
             for i, qid in enumerate(res.topics):
                 for s in in_asked_order(res):
@@ -122,7 +122,7 @@ def write_csv(results: list[RunScores], stream: TextIO, *, per_topic: bool) -> N
 def write_json(results: list[RunScores], stream: TextIO, *, per_topic: bool) -> None:
     doc = []
     for res in results:
-        name = getattr(res, "name", res.runid)
+        name = res.shown
         entry = {"run": name, "runid": res.runid, "missing_topics": list(res.missing),
                  "all": {s.label: _json_value(s.summary, s.kind) for s in in_asked_order(res)
                          if s.in_summary and s.name != "runid"}}

@@ -28,7 +28,7 @@ def _run_names(results: list[RunScores], given: list[str | None]) -> list[str]:
     for i, (res, name) in enumerate(zip(results, given)):
         if name is None:
             rid = res.runid
-            name = rid if rid and runids.count(rid) == 1 else str(getattr(res, "path", None) or rid or f"run{i + 1}")
+            name = rid if rid and runids.count(rid) == 1 else str(res.path or rid or f"run{i + 1}")
         names.append(str(name))
     return names
 
@@ -72,7 +72,7 @@ def score_runs(
         frame = _read_one(run)
         scores = score_run(frame, qrels_df, requests, rel_level=rel_level, depth=depth, version=trec_eval_version,
                            missing_topics=missing_topics, tables=tables)
-        scores.path = frame.attrs.get("path")  # type: ignore[attr-defined]
+        scores.path = frame.attrs.get("path")
         if on_run_done is not None:
             on_run_done()
         return scores
@@ -91,7 +91,7 @@ def score_runs(
         with ThreadPoolExecutor(workers) as pool:
             results = list(pool.map(one, [run for _, run in items]))
     for res, name in zip(results, _run_names(results, [n for n, _ in items])):
-        res.name = name  # type: ignore[attr-defined]
+        res.name = name
     return results
 
 
@@ -133,7 +133,7 @@ def to_frame(results: list[RunScores], *, per_topic: bool = False) -> pd.DataFra
     index = []
     for res in results:
         scores = [s for s in res.scores if s.name != "runid"]
-        name = getattr(res, "name", res.runid)
+        name = res.shown
         if per_topic:
             for i, qid in enumerate(res.topics):
                 row = {s.label: _py(s.values[i], s.kind) for s in scores if s.values is not None and s.per_topic}

@@ -138,9 +138,10 @@ def log2_table(n: int) -> np.ndarray:
 class Derived:
     """Arrays several measures need, computed once per run and cached."""
 
-    def __init__(self, r: Rankings):
+    def __init__(self, r: Rankings, version: int = 9):
         self.r = r
         self.level = r.rel_level
+        self.version = version  # the trec_eval version whose semantics apply (9 or 10)
 
     @cached_property
     def rel(self) -> np.ndarray:

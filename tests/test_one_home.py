@@ -72,3 +72,11 @@ def test_the_judging_session_does_not_import_the_pool_module():
     imported = {node.module for node in ast.walk(ast.parse(inspect.getsource(session)))
                 if isinstance(node, ast.ImportFrom)}
     assert "trecbench.pooling.pool" not in imported
+
+
+def test_the_nugget_store_keeps_editing_apart_from_undo_import_and_relevant_documents():
+    from trecbench.nuggets import history, imports, relevant, store
+
+    assert not hasattr(store, "relevant_by_topic") and hasattr(relevant, "relevant_by_topic")
+    assert not hasattr(store.NuggetStore, "_import_topic") and hasattr(imports, "import_topic")
+    assert not hasattr(store.NuggetStore, "_restore") and hasattr(history, "restore")

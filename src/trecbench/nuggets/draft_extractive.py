@@ -32,7 +32,8 @@ from typing import Iterable
 from trecbench.evaluation.textmatch import STOPWORDS
 from trecbench.nuggets.drafts import DraftReport, finish_topic, plan_topics, read_documents, start_topic
 from trecbench.nuggets.model import Nugget
-from trecbench.nuggets.store import NuggetStore, relevant_by_topic
+from trecbench.nuggets.relevant import relevant_by_topic
+from trecbench.nuggets.store import NuggetStore
 from trecbench.store.workspace import Workspace
 
 DRAFTER = "extractive"

@@ -25,7 +25,8 @@ from trecbench.nuggets.drafts import (DraftReport, finish_topic, plan_topics, re
 from trecbench.nuggets.model import Nugget
 from trecbench.nuggets.prompts import (label_messages, parse_labels, parse_update, prompts_sha256,
                                        update_messages)
-from trecbench.nuggets.store import NuggetStore, relevant_by_topic
+from trecbench.nuggets.relevant import relevant_by_topic
+from trecbench.nuggets.store import NuggetStore
 from trecbench.store.workspace import Workspace
 
 LABEL_BATCH = 10

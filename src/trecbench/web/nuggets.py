@@ -134,7 +134,7 @@ def topic_page(request: Request) -> Response:
     nuggets = store(bench).topic(qid)
     if not nuggets and not queries.known_topic(bench.ws, qid):
         raise HTTPException(404, f"no topic {qid!r}")
-    from trecbench.nuggets.store import relevant_by_topic
+    from trecbench.nuggets.relevant import relevant_by_topic
 
     topic = _topic(bench, qid)
     terms = query_terms(topic[0]) if topic else []
@@ -488,7 +488,7 @@ def _move(bench, nuggets, current, nid, form, me) -> Outcome:
 
 
 def _link(bench, nuggets, current, nid, form, me) -> Outcome:
-    from trecbench.nuggets.store import relevant_documents
+    from trecbench.nuggets.relevant import relevant_documents
 
     docids = list(dict.fromkeys(str(d) for d in form.getlist("docid")))
     if not docids:

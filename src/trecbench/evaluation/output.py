@@ -69,13 +69,15 @@ def table_lines(results: list[RunScores], *, per_topic: bool) -> list[str]:
             s = by_label.get(lab)
             row.append(_fmt(s.summary, s.kind) if s is not None and s.in_summary else "")
         rows.append(row)
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)] if rows else [len(h) for h in header]
-    out = ["  ".join(h.ljust(w) if i < (2 if per_topic else 1) else h.rjust(w)
-                     for i, (h, w) in enumerate(zip(header, widths))).rstrip()]
-    for row in rows:
-        out.append("  ".join(str(x).ljust(w) if i < (2 if per_topic else 1) else str(x).rjust(w)
-                             for i, (x, w) in enumerate(zip(row, widths))).rstrip())
-    return out
+    return aligned(header, rows, left=2 if per_topic else 1)
+
+
+def aligned(header: list[str], rows: list[list], *, left: int) -> list[str]:
+    """The one text-table layout of score tables: columns two spaces apart, the first `left` columns
+    (names) left-aligned, the others (numbers) right-aligned, no trailing spaces."""
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    return ["  ".join(str(x).ljust(w) if i < left else str(x).rjust(w) for i, (x, w) in enumerate(zip(row, widths)))
+            .rstrip() for row in [header, *rows]]
 
 
 def in_asked_order(res: RunScores) -> list[Score]:

@@ -75,3 +75,26 @@ class SeveralAfterOne(click.Command):
 def several_after_one(*names: str) -> type[SeveralAfterOne]:
     """The command class for `@click.command(cls=...)` with these options taking several values."""
     return type("SeveralAfterOneCommand", (SeveralAfterOne,), {"several": names})
+
+
+class RegistryChoice(click.Choice):
+    """A choice among the names of a registry, read when first needed: the command module imports nothing
+    heavy, and a name registered from Python before the command runs is a valid choice."""
+
+    def __init__(self, names: Callable[[], Iterable[str]]):
+        self._names = names
+        super().__init__([])
+
+    @property  # type: ignore[override]
+    def choices(self) -> list[str]:
+        return list(self._names())
+
+    @choices.setter
+    def choices(self, value) -> None:  # click sets it in __init__; the registry is the source
+        pass
+
+
+def assigner_names() -> list[str]:
+    from trecbench.evaluation.assign import ASSIGNERS
+
+    return list(ASSIGNERS)

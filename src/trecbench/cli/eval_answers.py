@@ -5,6 +5,8 @@ from contextlib import contextmanager
 
 import click
 
+from trecbench.cli.common import RegistryChoice, assigner_names
+
 
 @click.command("answers")
 @click.argument("answer_files", nargs=-1, type=click.Path(dir_okay=False))
@@ -12,7 +14,7 @@ import click
               help="Nuggets file (ours, AutoNuggetizer's or TREC 2025's). Required unless --assignments.")
 @click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
               help="Take the nuggets from this workspace (unless --nuggets) and keep model replies in its cache.")
-@click.option("--assigner", type=click.Choice(["citation", "string", "llm"]), default="citation", show_default=True,
+@click.option("--assigner", type=RegistryChoice(assigner_names), default="citation", show_default=True,
               help="citation: cited documents vs nugget support, plus word overlap (offline); string: "
                    "Levenshtein similarity to sentence windows (offline); llm: a model labels each nugget.")
 @click.option("--model", default=None, help="Model for --assigner llm (a litellm model name, e.g. openai/gpt-4o-mini).")

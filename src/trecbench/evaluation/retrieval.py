@@ -130,7 +130,7 @@ def evaluate(
 
 def to_frame(results: list[RunScores], *, per_topic: bool = False) -> pd.DataFrame:
     rows = []
-    index = []
+    index: list[object] = []  # run names, or (run, topic) pairs with per_topic
     for res in results:
         scores = [s for s in res.scores if s.name != "runid"]
         name = res.shown

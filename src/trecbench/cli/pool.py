@@ -302,9 +302,11 @@ def simulate(qrels_path, runs, strategy, depth, shares, rel_level, fmt) -> None:
               help="Judgments of the pool's representatives (TREC qrels).")
 @click.option("-o", "--output", default="-", show_default=True, help="Qrels file to write.")
 def export_qrels(pool_file, qrels_path, output) -> None:
-    """Write qrels with each duplicate given its group representative's judgment.
+    """Write qrels with each unjudged duplicate given its group's grade.
 
-    A propagated judgment is marked by `propagated` in the iteration column (which trec_eval ignores).
+    The grade is the representative's, else the first judged member's (the rule `qrels export -w`
+    follows too). A propagated grade is marked by `propagated` in the iteration column (which
+    trec_eval ignores). The qrels are sorted by topic and docid.
 
     \b
     Example:

@@ -5,13 +5,17 @@ from contextlib import contextmanager
 
 import click
 
+from trecbench.cli.common import duplicates_option
+
 
 @click.command("answers")
 @click.argument("answer_files", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--nuggets", "nuggets_path", type=click.Path(dir_okay=False), default=None,
               help="Nuggets file (ours, AutoNuggetizer's or TREC 2025's). Required unless --assignments.")
 @click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
-              help="Take the nuggets from this workspace (unless --nuggets) and keep model replies in its cache.")
+              help="Take the nuggets from this workspace (unless --nuggets), its pool's duplicate groups (citation "
+                   "assigner) and keep model replies in its cache.")
+@duplicates_option
 @click.option("--assigner", type=click.Choice(["citation", "string", "llm"]), default="citation", show_default=True,
               help="citation: cited documents vs nugget support, plus word overlap (offline); string: "
                    "Levenshtein similarity to sentence windows (offline); llm: a model labels each nugget.")
@@ -44,7 +48,7 @@ import click
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
-def answers(answer_files, nuggets_path, workspace, assigner, model, api_base, cache_path, concurrency, assignment_files,
+def answers(answer_files, nuggets_path, workspace, duplicates, assigner, model, api_base, cache_path, concurrency, assignment_files,
             save_assignments, threshold, partial_threshold, batch_size, per_topic, missing_topics, rules, fmt,
             output) -> None:
     """Score ANSWER_FILES against --nuggets: V_strict (primary), V, A_strict, A, W_strict, W.
@@ -101,6 +105,10 @@ def answers(answer_files, nuggets_path, workspace, assigner, model, api_base, ca
                        "at most partial_support (by their wording)", err=True)
         if assigner == "llm":
             options.update(api_base=api_base, cache=cache_path, concurrency=concurrency)
+        if assigner == "citation" and workspace and duplicates == "same":
+            from trecbench.evaluation.duplicates import duplicate_groups
+
+            options["duplicates"] = duplicate_groups(workspace)
         with model_errors():
             scores, _ = evaluate_answers(list(nuggets.values()), list(answer_files), assigner=assigner,
                                          missing_topics=missing_topics, rules=rules, **options)

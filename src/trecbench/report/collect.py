@@ -442,7 +442,7 @@ def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
                                   "trecbench report -w BENCH --contexts stages.jsonl --evidence evidence.jsonl "
                                   "-o report.html")
         return section
-    if not items:
+    if not any(i.any_of for i in items):  # nuggets without supporting documents are no evidence
         section.missing = Missing("No evidence: no --evidence file was given and no nugget of the workspace is "
                                   "linked to supporting documents.",
                                   "trecbench report -w BENCH --contexts stages.jsonl --evidence evidence.jsonl "

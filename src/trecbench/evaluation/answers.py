@@ -109,7 +109,7 @@ class AnswerScores:
         runs = dict.fromkeys(self.frame.index.get_level_values("run"))
         return {run: {"rules": self.rules, "incomplete_topics": [q for r, q, _ in self.incomplete if r == run],
                       "topics_without_vital_nuggets": list(self.no_vital),
-                      "topics_with_no_nuggets": list(self.no_nuggets),
+                      "topics_with_an_empty_nugget_list": list(self.no_nuggets),
                       "missing_topics": self.missing.get(run, []),
                       "topics_without_nuggets": self.unjudged.get(run, [])} for run in runs}
 
@@ -137,10 +137,10 @@ def score_assignments(
         raise ValueError(f"rules must be one of {', '.join(RULES)}, not {rules!r}")
     by_run: dict[str, dict[str, TopicAssignment]] = {}
     known: dict[str, tuple[NuggetAssignment, ...]] = {}  # qid -> its nuggets, from the first assignment of it
-    for t in assignments:
-        by_run.setdefault(t.run_id, {}).setdefault(t.qid, t)
-        if t.assignments:
-            known.setdefault(t.qid, t.assignments)
+    for given_one in assignments:
+        by_run.setdefault(given_one.run_id, {}).setdefault(given_one.qid, given_one)
+        if given_one.assignments:
+            known.setdefault(given_one.qid, given_one.assignments)
     result = AnswerScores(pd.DataFrame(), rules)
     if nuggets is not None:
         check_assignments(by_run, nuggets)
@@ -154,7 +154,7 @@ def score_assignments(
         (a.importance if vital else a.written_importance) == "vital" for a in known.get(q, ()))]
     result.no_nuggets = [q for q in topics if not known.get(q)]
     score = topic_scores if rules == "trecbench" else nuggetizer_topic_scores
-    rows = []
+    rows: list[tuple[str, str, Mapping[str, float]]] = []
     for run, given in by_run.items():
         result.unjudged[run] = [q for q in given if q not in topics]
         result.missing[run] = [q for q in topics if q not in given or not given[q].answered]

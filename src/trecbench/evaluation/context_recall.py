@@ -163,9 +163,9 @@ def evaluate_context_recall(
                 ids = (groups.same(qid, c.id) if c.id is not None else None for c in retrieved)
                 rows.append((system.run, qid, {name: id_recall(ids, groups.all_same(qid, ref.ids))}))
             elif mode == "string":
-                texts = [_text(c, corpus, system.run, qid) for c in retrieved]
+                strings = [_text(c, corpus, system.run, qid) for c in retrieved]
                 ref_texts = list(ref.contexts) or [_text(Context(d, None), corpus, "references", qid) for d in ref.ids]
-                score, best = string_recall(texts, ref_texts, threshold=threshold, window=window)
+                score, best = string_recall(strings, ref_texts, threshold=threshold, window=window)
                 result.details[(system.run, qid)] = [round(b, 4) for b in best]
                 rows.append((system.run, qid, {name: score}))
             elif not retrieved:  # nothing to attribute a claim to: 0, without asking a model

@@ -196,7 +196,7 @@ def evaluate_evidence(
         _no_ids(system)
         stages = system.stages + (f"cut@{k}",)
         result.stages[run] = stages
-        result.missing[run] = [q for q in topics if q not in system.contexts]
+        result.missing[run] = [q for q in topics if q not in system.contexts and by_topic[q]]
         result.unjudged[run] = [q for q in system.contexts if q not in by_topic]
         if permissions is not None:
             result.leaks[run] = [(q, str(c.id)) for q in system.contexts for c in system.top_k(q, k)

@@ -7,7 +7,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from llm_server import llm_server  # noqa: F401  (a fixture)
 from trecbench.evaluation.duplicates import duplicate_groups
 from trecbench.evaluation.evidence import EvidenceItem, Permissions, StagedContexts, evaluate_evidence, read_permissions
 from trecbench.store import Workspace
@@ -168,7 +167,7 @@ CLAIMS = {"claims": [{"claim": "Paris is the capital.", "attributed": True, "pas
 
 
 def test_llm_context_recall_exits_1_on_incomplete_topics_calls_nothing_without_context_and_says_true_things(
-        llm_server, tmp_path, cli_run, monkeypatch):  # noqa: F811
+        llm_server, tmp_path, cli_run, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     contexts = write(tmp_path, [{"qid": "q1", "contexts": [{"id": "d1", "text": "Paris is the capital."}]},
                                 {"qid": "q2", "contexts": [{"id": "d2", "text": "Nothing."}]},

@@ -48,8 +48,8 @@ from trecbench.cli.common import duplicates_option
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
-def answers(answer_files, nuggets_path, workspace, duplicates, assigner, model, api_base, cache_path, concurrency, assignment_files,
-            save_assignments, threshold, partial_threshold, batch_size, per_topic, missing_topics, rules, fmt,
+def answers(answer_files, nuggets_path, workspace, duplicates, assigner, model, api_base, cache_path, concurrency,
+            assignment_files, save_assignments, threshold, partial_threshold, batch_size, per_topic, missing_topics, rules, fmt,
             output) -> None:
     """Score ANSWER_FILES against --nuggets: V_strict (primary), V, A_strict, A, W_strict, W.
 

@@ -386,6 +386,7 @@ def natural_key(value: Any) -> tuple:
 
 def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
     from trecbench.evaluation.answers import evaluate_answers
+    from trecbench.evaluation.duplicates import duplicate_groups
     from trecbench.evaluation.topic_scores import some
     from trecbench.nuggets.store import NuggetStore
 
@@ -402,7 +403,8 @@ def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
         section.missing = Missing("The workspace has no nuggets to score the answers against.",
                                   "trecbench nuggets draft -w BENCH --extractive")
         return section
-    scores, _ = evaluate_answers(topics, list(options.answers), assigner="citation")
+    scores, _ = evaluate_answers(topics, list(options.answers), assigner="citation",
+                                 duplicates=duplicate_groups(ws, options.pool))
     if scores.frame.empty or scores.frame.index.get_level_values("query_id").nunique() <= 1:
         section.missing = Missing("None of the answered topics has nuggets in the workspace.",
                                   "trecbench nuggets list -w BENCH")
@@ -423,6 +425,7 @@ def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
 
 
 def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
+    from trecbench.evaluation.duplicates import duplicate_groups
     from trecbench.evaluation.evidence import evaluate_evidence, evidence_from_nuggets, read_evidence
     from trecbench.evaluation.topic_scores import some
     from trecbench.nuggets.store import NuggetStore
@@ -442,13 +445,14 @@ def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
                                   "trecbench report -w BENCH --contexts stages.jsonl --evidence evidence.jsonl "
                                   "-o report.html")
         return section
-    if not items:
+    if not any(i.any_of for i in items):  # nuggets without supporting documents are no evidence
         section.missing = Missing("No evidence: no --evidence file was given and no nugget of the workspace is "
                                   "linked to supporting documents.",
                                   "trecbench report -w BENCH --contexts stages.jsonl --evidence evidence.jsonl "
                                   "-o report.html")
         return section
-    scores = evaluate_evidence(items, list(options.contexts), k=options.k, permissions=options.permissions)
+    scores = evaluate_evidence(items, list(options.contexts), k=options.k, permissions=options.permissions,
+                               duplicates=duplicate_groups(ws, options.pool))
     for d in scores.dropped:
         what = "no longer required" if d.item_dropped else "its other alternatives still count"
         section.notes.append(f"topic {d.qid}, item {d.item}: not permitted to see {', '.join(d.sources)}; {what}")

@@ -58,8 +58,8 @@ class Missing:
 @dataclass(frozen=True)
 class RunSource:
     path: str
-    name: str | None  # given by the workspace's runs table; else the run's tag names it
-    origin: str  # "--runs", "runs table" or "runs/ folder"
+    name: str | None  # None: the run's tag names it
+    origin: str  # "--runs" or "runs/ folder"
 
 
 @dataclass
@@ -252,7 +252,7 @@ def _check_measures(measures: Sequence[str]) -> None:
 
 
 def discover_runs(ws: Any, given: Sequence[str], *, include_workspace: bool = True) -> list[RunSource]:
-    """The runs to score: those given, then the workspace's runs table, then files in BENCH/runs/.
+    """The runs to score: those given, then the files in BENCH/runs/.
 
     A file is scored once however it was found (compared by resolved path).
     """
@@ -269,8 +269,6 @@ def discover_runs(ws: Any, given: Sequence[str], *, include_workspace: bool = Tr
         add(str(path), None, "--runs")
     if not include_workspace:
         return out
-    for name, file in ws.connection().execute("SELECT name, file FROM runs ORDER BY id"):
-        add(ws.resolve(file) or file, name, "runs table")
     folder = ws.path / "runs"
     if folder.is_dir():
         for p in sorted(folder.iterdir()):

@@ -1,4 +1,4 @@
-"""A bench workspace: `trecbench.toml` (settings) and `bench.sqlite` (judgments, nuggets, cache, provenance).
+"""A bench workspace: `trecbench.toml` (settings) and `bench.sqlite` (judgments, nuggets, pools, model cache).
 
 The store is the source of truth; TREC files are exports and imports of it. Every judgment is a row
 written (and committed) as soon as it exists, with who or what made it; rows are never updated or
@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from trecbench.errors import InputError
 
@@ -66,20 +66,14 @@ class Settings:
     name: str
     corpus: str | None = None
     topics: str | None = None
-    judge: dict = field(default_factory=dict)
 
     def to_toml(self) -> str:
-        def value(v) -> str:
-            if isinstance(v, bool):
-                return "true" if v else "false"
-            if isinstance(v, (int, float)):
-                return repr(v)
+        def value(v: str) -> str:
             return json.dumps(str(v))  # a TOML basic string is a JSON string for our values
 
         lines = ["# trecbench workspace settings", "[bench]", f"name = {value(self.name)}", ""]
         lines += ["[corpus]", f"source = {value(self.corpus or '')}", ""]
-        lines += ["[topics]", f"source = {value(self.topics or '')}", ""]
-        lines += ["[judge]"] + [f"{k} = {value(v)}" for k, v in sorted(self.judge.items())]
+        lines += ["[topics]", f"source = {value(self.topics or '')}"]
         return "\n".join(lines) + "\n"
 
     @classmethod
@@ -99,7 +93,6 @@ class Settings:
             name=doc.get("bench", {}).get("name", path.parent.name),
             corpus=doc.get("corpus", {}).get("source") or None,
             topics=doc.get("topics", {}).get("source") or None,
-            judge=dict(doc.get("judge", {})),
         )
 
 
@@ -113,9 +106,7 @@ class Workspace:
                                                 "create one with `trecbench init`")
         self.settings = Settings.read(self.path / CONFIG)
         self._local = threading.local()
-        from .schema import migrate
-
-        migrate(self.connection())
+        _open_checked(self.path / DATABASE)
 
     # ---- creation and connections ----
 
@@ -135,12 +126,11 @@ class Workspace:
             open_corpus(corpus)  # fail now, not at the first judgment, if the corpus cannot be read
         root.mkdir(parents=True, exist_ok=True)
         (root / "runs").mkdir(exist_ok=True)
-        settings = Settings(name or root.resolve().name, _portable(corpus, root), _portable(topics, root),
-                            {"prompt": "graded-0-3", "batch": 1, "samples": 1, "concurrency": 8})
+        settings = Settings(name or root.resolve().name, _portable(corpus, root), _portable(topics, root))
         (root / CONFIG).write_text(settings.to_toml(), encoding="utf-8")
-        conn = sqlite3.connect(root / DATABASE)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.close()
+        from .schema import create
+
+        create(root / DATABASE)
         ws = cls(root)
         with ws.transaction() as c:
             c.executemany("INSERT INTO topics (qid, text, narrative, fields_json) VALUES (?, ?, ?, ?)",
@@ -287,18 +277,18 @@ class Workspace:
     def assessors(self) -> list[str]:
         return [r[0] for r in self.connection().execute("SELECT name FROM assessors ORDER BY name")]
 
-    # ---- provenance ----
 
-    def log_command(self, command: str, args: dict) -> "Iterator[int]":
-        from trecbench import __version__
+def _open_checked(path: Path) -> None:
+    """Check the database (and migrate an older schema, after a backup) on a connection of its own, before
+    any connection changes a setting of the file; BrokenDatabase when it cannot be used as it is."""
+    from .schema import check_and_migrate, check_file
 
-        with self.transaction() as c:
-            return c.execute("INSERT INTO provenance (command, args_json, version, started_at) VALUES (?, ?, ?, ?)",
-                             (command, json.dumps(args, sort_keys=True, default=str), __version__, now())).lastrowid
-
-    def finish_command(self, row: int, outcome: str) -> None:
-        with self.transaction() as c:
-            c.execute("UPDATE provenance SET finished_at = ?, outcome = ? WHERE id = ?", (now(), outcome, row))
+    check_file(path)
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+    try:
+        check_and_migrate(conn, path)
+    finally:
+        conn.close()
 
 
 def _hash_token(token: str) -> str:

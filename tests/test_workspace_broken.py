@@ -216,9 +216,17 @@ def test_an_older_schema_is_backed_up_then_migrated(tmp_path, cli_run):
     conn.execute("INSERT INTO meta (key, value) VALUES ('created_at', 'then')")
     conn.execute("INSERT INTO assessors (name, token_hash, created_at) VALUES ('alice', 'h', 'then')")
     conn.close()
-    r = cli_run("assessors", "list", "-w", bench)
-    assert r.exit_code == 0, r.output
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    r = subprocess.run([sys.executable, "-m", "trecbench.cli", "assessors", "list", "-w", str(bench)], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
     assert r.stdout == "alice\n"
+    assert r.stderr == (f"{db}: schema 3 upgraded to {len(MIGRATIONS)}; the database as it was is kept in "
+                        "bench.sqlite.v3.bak\n")
     backup = bench / "bench.sqlite.v3.bak"
     assert backup.is_file()
     old = sqlite3.connect(backup)

@@ -5,7 +5,6 @@ command that does, so a reader of the report knows what is absent and why.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -476,9 +475,8 @@ def pool_section(ws: Any, pool: pd.DataFrame | None, qrels: pd.DataFrame | None,
                                   "trecbench pool RUN... -w BENCH")
         return section
     section.name = str(pool.attrs.get("name", ""))
-    row = ws.connection().execute("SELECT strategy, params_json FROM pools WHERE name = ?", (section.name,)).fetchone()
-    if row:
-        section.strategy, params = row[0], json.loads(row[1] or "{}")
+    if "strategy" in pool.attrs:
+        section.strategy, params = pool.attrs["strategy"], dict(pool.attrs.get("info") or {})
         # a pool made by `trecbench pool -w` stores how it was made; show the knobs, name the runs
         runs = params.pop("runs", None)
         params = {k: v for k, v in params.items()

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from trecbench.errors import InputError
 
@@ -278,6 +278,87 @@ class Workspace:
         return [r[0] for r in self.connection().execute("SELECT name FROM assessors ORDER BY name")]
 
 
+    # ---- pools ----
+
+    def pools(self) -> list["StoredPool"]:
+        """Every stored pool, oldest first."""
+        return [_stored_pool(row) for row in self.connection().execute(
+            "SELECT id, name, strategy, params_json, created_at FROM pools ORDER BY id")]
+
+    def pool_summaries(self) -> list["PoolSummary"]:
+        """Every stored pool, oldest first, with its size and how much of it is judged."""
+        return [self._summary(pool) for pool in self.pools()]
+
+    def _summary(self, pool: "StoredPool") -> "PoolSummary":
+        topics, candidates, to_judge, judged = self.connection().execute(
+            "SELECT COUNT(DISTINCT qid), COUNT(*), SUM(representative), SUM(representative AND EXISTS ("
+            "SELECT 1 FROM judgments j WHERE j.qid = p.qid AND j.docid = p.docid AND j.status = 'ok')) "
+            "FROM pool_candidates p WHERE pool_id = ?", (pool.id,)).fetchone()
+        return PoolSummary(pool, int(topics or 0), int(candidates or 0), int(to_judge or 0), int(judged or 0))
+
+    def pool(self, pool: str | int | None = None) -> "StoredPool | None":
+        """The pool judging and reports use: the one named (or numbered) `pool`, else the newest; None when
+        the workspace has none. InputError, listing the pools there are, for a pool it does not have."""
+        conn = self.connection()
+        columns = "SELECT id, name, strategy, params_json, created_at FROM pools"
+        if pool is None or pool == "":
+            row = conn.execute(columns + " ORDER BY id DESC LIMIT 1").fetchone()
+            return _stored_pool(row) if row else None
+        row = conn.execute(columns + " WHERE name = ?", (str(pool),)).fetchone()
+        if row is None and str(pool).lstrip("#").isdigit():
+            row = conn.execute(columns + " WHERE id = ?", (int(str(pool).lstrip("#")),)).fetchone()
+        if row is None:
+            names = [p.name for p in self.pools()]
+            there = f"its pools: {', '.join(names)}" if names else "it has no pool yet"
+            raise InputError(str(self.path), 0, f"no pool {str(pool)!r} in this workspace ({there})")
+        return _stored_pool(row)
+
+    def delete_pool(self, pool: str | int) -> "PoolSummary":
+        """Delete a pool nobody has judged from: refused (InputError) while a judgment or a live lease is of
+        one of its candidates, since qrels, reports and the web app read its duplicate groups and order."""
+        import time
+
+        with self.transaction() as c:
+            chosen = self.pool(pool)
+            assert chosen is not None
+            judged = c.execute("SELECT COUNT(*) FROM judgments j JOIN pool_candidates p ON p.pool_id = ? AND "
+                               "p.qid = j.qid AND p.docid = j.docid", (chosen.id,)).fetchone()[0]
+            leased = c.execute("SELECT COUNT(*) FROM leases l JOIN pool_candidates p ON p.pool_id = ? AND "
+                               "p.qid = l.qid AND p.docid = l.docid WHERE l.expires_at > ?",
+                               (chosen.id, time.time())).fetchone()[0]
+            if judged or leased:
+                uses = [f"{judged} judgment(s)"] * bool(judged) + [f"{leased} web-app lease(s)"] * bool(leased)
+                raise InputError(str(self.path), 0, f"pool {chosen.name!r} is in use ({' and '.join(uses)} of its "
+                                                    "candidates): not deleted")
+            summary = self._summary(chosen)
+            c.execute("DELETE FROM pool_candidates WHERE pool_id = ?", (chosen.id,))
+            c.execute("DELETE FROM pools WHERE id = ?", (chosen.id,))
+        return summary
+
+
+class StoredPool(NamedTuple):
+    """A pool stored in the workspace and how it was made (`params`: the pool's PoolInfo as a dict)."""
+
+    id: int
+    name: str
+    strategy: str
+    params: dict
+    created_at: str
+
+
+class PoolSummary(NamedTuple):
+    pool: StoredPool
+    topics: int
+    candidates: int
+    to_judge: int  # duplicate-group representatives: what is judged
+    judged: int  # representatives with a successful judgment, by anyone
+
+
+def _stored_pool(row: tuple) -> StoredPool:
+    pool_id, name, strategy, params, created = row
+    return StoredPool(pool_id, name, strategy, json.loads(params or "{}"), created)
+
+
 def _open_checked(path: Path) -> None:
     """Check the database (and migrate an older schema, after a backup) on a connection of its own, before
     any connection changes a setting of the file; BrokenDatabase when it cannot be used as it is."""
@@ -324,6 +405,10 @@ def save_pool(ws: Workspace, name: str, strategy: str, params: dict, candidates)
                      None if d.get("group") in (None, "") or d.get("group") != d.get("group") else str(d.get("group")),
                      int(bool(d.get("representative", True))),
                      ";".join(map(str, ranks)) if isinstance(ranks, (list, tuple)) else ranks))
+    if not rows:
+        there = f"any of the workspace's {len(ws.topics())} topics" if ws.topics() else "any topic"
+        raise InputError(str(ws.path), 0, f"pool {name!r} is empty (no run retrieved a document for {there}): "
+                                          "not stored")
     with ws.transaction() as c:
         if c.execute("SELECT 1 FROM pools WHERE name = ?", (name,)).fetchone():
             raise ValueError(f"a pool named {name!r} already exists in {ws.path}")
@@ -336,25 +421,21 @@ def save_pool(ws: Workspace, name: str, strategy: str, params: dict, candidates)
 
 
 def load_pool(ws: Workspace, name: str | None = None):
-    """The named pool's candidates (the newest pool when no name), priority order; None if no pool."""
+    """The candidates of the pool `Workspace.pool(name)` chooses (the newest when no name), priority order;
+    None if the workspace has no pool."""
     import pandas as pd
 
-    conn = ws.connection()
-    row = (conn.execute("SELECT id, name, strategy, params_json FROM pools WHERE name = ?", (name,)).fetchone()
-           if name else conn.execute("SELECT id, name, strategy, params_json FROM pools ORDER BY id DESC LIMIT 1")
-           .fetchone())
-    if row is None:
-        if name:
-            raise InputError(str(ws.path), 0, f"no pool named {name!r}")
+    chosen = ws.pool(name)
+    if chosen is None:
         return None
     frame = pd.read_sql_query(
         "SELECT qid AS query_id, docid AS doc_id, priority, best_rank, n_runs, runs, ranks, "
         "dup_group AS \"group\", representative FROM pool_candidates WHERE pool_id = ? ORDER BY qid, priority",
-        conn, params=(row[0],))
+        ws.connection(), params=(chosen.id,))
     frame["representative"] = frame["representative"].astype(bool)
-    frame.attrs["name"] = row[1]
-    frame.attrs["strategy"] = row[2]
-    frame.attrs["info"] = json.loads(row[3] or "{}")
+    frame.attrs["name"] = chosen.name
+    frame.attrs["strategy"] = chosen.strategy
+    frame.attrs["info"] = chosen.params
     return frame
 
 

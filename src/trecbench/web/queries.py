@@ -1,6 +1,6 @@
 """What an assessor judges next, who holds which pair, and how far each topic is: SQL over the bench store.
 
-The work is the newest pool's duplicate-group representatives, topic by topic in priority order. A pair
+The work is the served pool's (the newest, or `serve --pool`'s) duplicate-group representatives, topic by topic in priority order. A pair
 is *complete* when `per_pair` different people (1, or 2 with double judging) have judged it. A lease
 (`leases` table, ~10 minutes, renewed on view, released on judge) offers a pair to one assessor at a
 time: a pair is open to an assessor who has not judged it while judgments plus other assessors' live
@@ -91,9 +91,10 @@ class TopicState:
         return sum(1 for d in self.docs if assessor in self.grades.get(d, {}))
 
 
-def newest_pool(ws: Workspace) -> Pool | None:
-    row = ws.connection().execute("SELECT id, name FROM pools ORDER BY id DESC LIMIT 1").fetchone()
-    return Pool(*row) if row else None
+def serving_pool(ws: Workspace, name: str | None = None) -> Pool | None:
+    """The pool being judged: `Workspace.pool(name)`, the newest when no name."""
+    chosen = ws.pool(name)
+    return Pool(chosen.id, chosen.name) if chosen else None
 
 
 def topic_text(ws: Workspace, qid: str) -> tuple[str, str | None] | None:

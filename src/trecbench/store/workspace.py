@@ -233,18 +233,35 @@ class Workspace:
                 out.append(cur.lastrowid)
         return out
 
-    def judgments(self, *, status: str | None = "ok"):
-        """All judgment rows as a DataFrame (id order) with the judge's kind, name, model and prompt."""
+    def judgment_rows(self, *, status: str | None = "ok", kind: str | None = None, qid: str | None = None,
+                      docid: str | None = None, pool: int | None = None, direct: bool = False,
+                      newest_first: bool = False, limit: int | None = None) -> list["JudgmentRow"]:
+        """Judgments with their judges (id order, or newest first): those of `status` (None: all), of judges of
+        `kind`, of one topic or pair, of the representatives of pool id `pool`, only `direct` ones (not copied
+        from a duplicate). The one place the store joins judgments to judges."""
+        sql, args = _judgment_sql(status=status, kind=kind, qid=qid, docid=docid, pool=pool, direct=direct)
+        sql += " ORDER BY j.id" + (" DESC" if newest_first else "") + (" LIMIT ?" if limit is not None else "")
+        rows = self.connection().execute(sql, args + ((limit,) if limit is not None else ()))
+        return [JudgmentRow(*r) for r in rows]
+
+    def judgments(self, *, status: str | None = "ok", direct: bool = False):
+        """All judgment rows as a DataFrame (id order) with the judge's id, kind, name, model and prompt."""
         import pandas as pd
 
-        sql = ("SELECT j.id, j.qid AS query_id, j.docid AS doc_id, j.grade, j.status, j.created_at, "
-               "j.propagated_from, j.rationale, j.error, g.kind AS judge_kind, g.name AS judge, g.model, "
-               "g.prompt_id, g.prompt_hash FROM judgments j JOIN judges g ON g.id = j.judge_id")
-        args: tuple = ()
-        if status:
-            sql += " WHERE j.status = ?"
-            args = (status,)
-        return pd.read_sql_query(sql + " ORDER BY j.id", self.connection(), params=args)
+        sql, args = _judgment_sql(status=status, direct=direct)
+        frame = pd.read_sql_query(sql + " ORDER BY j.id", self.connection(), params=args)
+        return frame.rename(columns={"qid": "query_id", "docid": "doc_id"})
+
+    def judge_stats(self) -> list["JudgeStats"]:
+        """Every judge that has judgments (judge id order) with its counts."""
+        rows = self.connection().execute(
+            "SELECT g.id, g.kind, g.name, g.model, g.prompt_id, g.prompt_hash, g.params_json, g.created_at, "
+            "SUM(j.status = 'ok'), SUM(j.status = 'ok' AND j.propagated_from IS NULL), SUM(j.status = 'failed') "
+            "FROM judges g JOIN judgments j ON j.judge_id = g.id GROUP BY g.id ORDER BY g.id")
+        return [JudgeStats(jid, Judge(kind, name, model, prompt_id, prompt_hash,
+                                      tuple(sorted(json.loads(params or "{}").items()))),
+                           json.loads(params or "{}"), created, int(ok or 0), int(direct or 0), int(failed or 0))
+                for jid, kind, name, model, prompt_id, prompt_hash, params, created, ok, direct, failed in rows]
 
     def judged_pairs(self, judge: Judge) -> set[tuple[str, str]]:
         """Pairs this judge has a successful judgment for (what a resumed run skips)."""
@@ -277,6 +294,59 @@ class Workspace:
     def assessors(self) -> list[str]:
         return [r[0] for r in self.connection().execute("SELECT name FROM assessors ORDER BY name")]
 
+
+    # ---- nugget drafting runs ----
+
+    def draft_runs(self, *, qid: str | None = None, drafter: str | None = None) -> list["DraftRun"]:
+        """The drafting run recorded per (topic, drafter), in that order; narrowed to one topic or drafter."""
+        where = [c for c, v in (("qid = ?", qid), ("drafter = ?", drafter)) if v is not None]
+        rows = self.connection().execute(
+            "SELECT qid, drafter, status, problems_json, nuggets, started_at, finished_at FROM nugget_drafts"
+            + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY qid, drafter",
+            tuple(v for v in (qid, drafter) if v is not None))
+        return [DraftRun(q, d, st, tuple(json.loads(p)), n, s, f) for q, d, st, p, n, s, f in rows]
+
+    def start_draft(self, qid: str, drafter: str, params: dict) -> None:
+        """Record that `drafter` is drafting the topic now (replacing the topic's earlier run by it)."""
+        with self.transaction() as c:
+            c.execute("INSERT INTO nugget_drafts (qid, drafter, status, params_json, started_at) "
+                      "VALUES (?, ?, 'running', ?, ?) ON CONFLICT (qid, drafter) DO UPDATE SET status = 'running', "
+                      "params_json = excluded.params_json, problems_json = '[]', started_at = excluded.started_at, "
+                      "finished_at = NULL", (qid, drafter, json.dumps(params, sort_keys=True), now()))
+
+    def finish_draft(self, qid: str, drafter: str, problems: list[str], nuggets: int) -> None:
+        """The topic's run is over: complete, or incomplete with the problems that kept it from completing."""
+        with self.transaction() as c:
+            c.execute("UPDATE nugget_drafts SET status = ?, problems_json = ?, nuggets = ?, finished_at = ? "
+                      "WHERE qid = ? AND drafter = ?",
+                      ("incomplete" if problems else "complete", json.dumps(problems), nuggets, now(), qid, drafter))
+
+    # ---- web-app leases (a pair offered to one assessor for a while) ----
+
+    def live_leases(self, qid: str, at: float) -> list[tuple[str, str]]:
+        """(docid, assessor) of the topic's leases that have not expired at time `at`."""
+        return self.connection().execute("SELECT docid, assessor FROM leases WHERE qid = ? AND expires_at > ?",
+                                         (qid, at)).fetchall()
+
+    def lease(self, qid: str, docid: str, assessor: str, expires_at: float, *, at: float) -> None:
+        """The assessor's one lease becomes this pair; leases expired at `at` are swept. Call inside a
+        transaction that also made the choice."""
+        conn = self.connection()
+        conn.execute("DELETE FROM leases WHERE assessor = ? OR expires_at <= ?", (assessor, at))
+        conn.execute("INSERT INTO leases (qid, docid, assessor, expires_at) VALUES (?, ?, ?, ?)",
+                     (qid, docid, assessor, expires_at))
+
+    def drop_leases(self, assessor: str, qid: str | None = None, docid: str | None = None) -> None:
+        """Remove the assessor's leases (only that pair's when given); inside the caller's transaction if any."""
+        sql, args = "DELETE FROM leases WHERE assessor = ?", (assessor,)
+        if qid is not None and docid is not None:
+            sql, args = sql + " AND qid = ? AND docid = ?", (assessor, qid, docid)
+        conn = self.connection()
+        if conn.in_transaction:
+            conn.execute(sql, args)
+        else:
+            with self.transaction() as c:
+                c.execute(sql, args)
 
     # ---- pools ----
 
@@ -352,6 +422,75 @@ class PoolSummary(NamedTuple):
     candidates: int
     to_judge: int  # duplicate-group representatives: what is judged
     judged: int  # representatives with a successful judgment, by anyone
+
+
+class JudgmentRow(NamedTuple):
+    """One judgment with its judge (`judge`: the judge's name)."""
+
+    id: int
+    qid: str
+    docid: str
+    grade: int | None
+    status: str
+    created_at: str
+    propagated_from: str | None
+    rationale: str | None
+    error: str | None
+    doc_hash: str | None
+    judge_id: int
+    judge_kind: str
+    judge: str
+    model: str | None
+    prompt_id: str | None
+    prompt_hash: str | None
+
+    @property
+    def judge_label(self) -> str:
+        """The judge's name as `Judge.label` gives it."""
+        return Judge(self.judge_kind, self.judge, self.model, self.prompt_id).label
+
+
+class JudgeStats(NamedTuple):
+    """A judge of the workspace (`id`: its row) with its parameters, first use and counts of judgments."""
+
+    id: int
+    judge: Judge
+    params: dict
+    created_at: str
+    ok: int  # successful judgments, copies to duplicates included
+    direct: int  # successful judgments not copied from a duplicate
+    failed: int
+
+
+class DraftRun(NamedTuple):
+    """One topic's latest drafting run by one drafter: `running`, `complete`, or `incomplete` with problems."""
+
+    qid: str
+    drafter: str  # "llm:<model>" or "extractive"
+    status: str
+    problems: tuple[str, ...]
+    nuggets: int
+    started_at: str
+    finished_at: str | None
+
+
+def _judgment_sql(*, status: str | None = "ok", kind: str | None = None, qid: str | None = None,
+                  docid: str | None = None, pool: int | None = None, direct: bool = False) -> tuple[str, tuple]:
+    sql = ("SELECT j.id, j.qid, j.docid, j.grade, j.status, j.created_at, j.propagated_from, j.rationale, j.error, "
+           "j.doc_hash, g.id AS judge_id, g.kind AS judge_kind, g.name AS judge, g.model, g.prompt_id, g.prompt_hash "
+           "FROM judgments j JOIN judges g ON g.id = j.judge_id")
+    where, args = [], []
+    if pool is not None:
+        sql += (" JOIN pool_candidates c ON c.pool_id = ? AND c.qid = j.qid AND c.docid = j.docid "
+                "AND c.representative = 1")
+        args.append(pool)
+    for clause, value in (("j.status = ?", status), ("g.kind = ?", kind), ("j.qid = ?", qid), ("j.docid = ?", docid)):
+        if value is not None:
+            where.append(clause)
+            args.append(value)
+    if direct:
+        where.append("j.propagated_from IS NULL")
+    return sql + (" WHERE " + " AND ".join(where) if where else ""), tuple(args)
 
 
 def _stored_pool(row: tuple) -> StoredPool:

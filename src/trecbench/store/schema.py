@@ -153,11 +153,14 @@ def create(path: Path) -> None:
 
 def check_file(path: Path) -> None:
     """Refuse, before SQLite opens it, a file that is empty, not SQLite, or shorter than its header says."""
-    size = path.stat().st_size
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            header = f.read(100)
+    except OSError as e:
+        _broken(path, f"cannot read the database file: {e.strerror or e}")
     if size == 0:
         _broken(path, "the database file is empty (0 bytes), not a trecbench database")
-    with open(path, "rb") as f:
-        header = f.read(100)
     if not header.startswith(_HEADER):
         _broken(path, "not an SQLite database (the file does not start with SQLite's header)")
     if len(header) < 100:
@@ -251,13 +254,14 @@ def _tables(conn: sqlite3.Connection) -> list[tuple[str, frozenset[str]]]:
 def _migrate(conn: sqlite3.Connection, path: Path) -> int:
     from trecbench.llm.cache import ensure_schema as ensure_llm_schema
 
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    for number, sql in enumerate(MIGRATIONS[version:], start=version + 1):
+    for number, sql in enumerate(MIGRATIONS, start=1):
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _statements(sql):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {number}")
+            # read under the write lock: another process opening the same workspace may have just migrated it
+            if conn.execute("PRAGMA user_version").fetchone()[0] < number:
+                for statement in _statements(sql):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

@@ -210,8 +210,8 @@ class Workspace:
                             "AND prompt_hash IS ? AND params_json IS ?", key).fetchone()
             if row:
                 return row[0]
-            return c.execute("INSERT INTO judges (kind, name, model, prompt_id, prompt_hash, params_json, created_at) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?)", (*key, now())).lastrowid
+            return _row_id(c.execute("INSERT INTO judges (kind, name, model, prompt_id, prompt_hash, params_json, "
+                                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", (*key, now())))
 
     def record(self, judgment: Judgment) -> int:
         """Write one judgment and commit it at once; returns its row id."""
@@ -230,7 +230,7 @@ class Workspace:
                     "propagated_from, doc_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (j.qid, j.docid, j.grade if j.status == "ok" else None, j.status, ids[j.judge], j.raw_reply,
                      j.rationale, j.error, j.propagated_from, j.doc_hash, j.created_at))
-                out.append(cur.lastrowid)
+                out.append(_row_id(cur))
         return out
 
     def judgment_rows(self, *, status: str | None = "ok", kind: str | None = None, qid: str | None = None,
@@ -338,9 +338,9 @@ class Workspace:
 
     def drop_leases(self, assessor: str, qid: str | None = None, docid: str | None = None) -> None:
         """Remove the assessor's leases (only that pair's when given); inside the caller's transaction if any."""
-        sql, args = "DELETE FROM leases WHERE assessor = ?", (assessor,)
+        sql, args = "DELETE FROM leases WHERE assessor = ?", [assessor]
         if qid is not None and docid is not None:
-            sql, args = sql + " AND qid = ? AND docid = ?", (assessor, qid, docid)
+            sql, args = sql + " AND qid = ? AND docid = ?", [assessor, qid, docid]
         conn = self.connection()
         if conn.in_transaction:
             conn.execute(sql, args)
@@ -479,7 +479,8 @@ def _judgment_sql(*, status: str | None = "ok", kind: str | None = None, qid: st
     sql = ("SELECT j.id, j.qid, j.docid, j.grade, j.status, j.created_at, j.propagated_from, j.rationale, j.error, "
            "j.doc_hash, g.id AS judge_id, g.kind AS judge_kind, g.name AS judge, g.model, g.prompt_id, g.prompt_hash "
            "FROM judgments j JOIN judges g ON g.id = j.judge_id")
-    where, args = [], []
+    where: list[str] = []
+    args: list[str | int] = []
     if pool is not None:
         sql += (" JOIN pool_candidates c ON c.pool_id = ? AND c.qid = j.qid AND c.docid = j.docid "
                 "AND c.representative = 1")
@@ -509,6 +510,12 @@ def _open_checked(path: Path) -> None:
         check_and_migrate(conn, path)
     finally:
         conn.close()
+
+
+def _row_id(cursor: sqlite3.Cursor) -> int:
+    """The id of the row an INSERT just wrote."""
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
 
 
 def _hash_token(token: str) -> str:
@@ -551,8 +558,8 @@ def save_pool(ws: Workspace, name: str, strategy: str, params: dict, candidates)
     with ws.transaction() as c:
         if c.execute("SELECT 1 FROM pools WHERE name = ?", (name,)).fetchone():
             raise ValueError(f"a pool named {name!r} already exists in {ws.path}")
-        pool_id = c.execute("INSERT INTO pools (name, strategy, params_json, created_at) VALUES (?, ?, ?, ?)",
-                            (name, strategy, json.dumps(params, sort_keys=True, default=str), now())).lastrowid
+        pool_id = _row_id(c.execute("INSERT INTO pools (name, strategy, params_json, created_at) VALUES (?, ?, ?, ?)",
+                                    (name, strategy, json.dumps(params, sort_keys=True, default=str), now())))
         c.executemany("INSERT INTO pool_candidates (pool_id, qid, docid, priority, best_rank, n_runs, runs, "
                       "dup_group, representative, ranks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                       [(pool_id, *row) for row in rows])

@@ -1,6 +1,7 @@
-"""What an assessor judges next, who holds which pair, and how far each topic is: SQL over the bench store.
+"""What an assessor judges next, who holds which pair, and how far each topic is, over the bench store.
 
-The work is the served pool's (the newest, or `serve --pool`'s) duplicate-group representatives, topic by topic in priority order. A pair
+The work is the served pool's (the newest, or `serve --pool`'s) duplicate-group representatives, topic by
+topic in priority order. A pair
 is *complete* when `per_pair` different people (1, or 2 with double judging) have judged it. A lease
 (`leases` table, ~10 minutes, renewed on view, released on judge) offers a pair to one assessor at a
 time: a pair is open to an assessor who has not judged it while judgments plus other assessors' live
@@ -121,7 +122,8 @@ def topic_state(ws: Workspace, pool: Pool, qid: str, now: float | None = None) -
 def _with_people(ws: Workspace, state: TopicState, now: float | None = None) -> TopicState:
     """Fill in the topic's human grades and live leases."""
     for row in ws.judgment_rows(qid=state.qid, kind="human"):
-        state.grades.setdefault(row.docid, {})[row.judge] = row.grade  # id order: the last one is the current grade
+        if row.grade is not None:  # always, for a successful judgment
+            state.grades.setdefault(row.docid, {})[row.judge] = row.grade  # id order: the last is the current grade
     now = time.time() if now is None else now
     for docid, assessor in ws.live_leases(state.qid, now):
         state.leases.setdefault(docid, set()).add(assessor)
@@ -177,7 +179,9 @@ def release(ws: Workspace, qid: str, docid: str, assessor: str) -> None:
 
 def model_suggestion(ws: Workspace, qid: str, docid: str) -> Suggestion | None:
     rows = ws.judgment_rows(qid=qid, docid=docid, kind="model", newest_first=True, limit=1)
-    return Suggestion(rows[0].grade, rows[0].judge_label, rows[0].rationale) if rows else None
+    if not rows or rows[0].grade is None:
+        return None
+    return Suggestion(rows[0].grade, rows[0].judge_label, rows[0].rationale)
 
 
 def _topic_order(qid: str) -> tuple:

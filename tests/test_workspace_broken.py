@@ -77,6 +77,13 @@ def _dropped_table(db: Path) -> None:
     conn.close()
 
 
+def _dropped_cache_table(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute("DROP TABLE llm_calls")
+    conn.commit()
+    conn.close()
+
+
 def _newer_schema(db: Path) -> None:
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA user_version = 99")
@@ -110,6 +117,7 @@ BREAKAGES = {
     "not SQLite": (_not_sqlite, "not an SQLite database"),
     "zero bytes": (_zero_bytes, "empty (0 bytes)"),
     "dropped table": (_dropped_table, "table 'nuggets' is missing"),
+    "dropped model call log": (_dropped_cache_table, "table 'llm_calls' is missing"),
     "newer schema": (_newer_schema, "schema version 99 is newer"),
     "foreign SQLite file": (_foreign_sqlite, "not a trecbench workspace's"),
     "page corruption": (_page_corruption, "damaged (SQLite quick_check"),
@@ -247,3 +255,16 @@ def test_init_writes_only_settings_that_are_read(tmp_path):
     text = (tmp_path / "bench" / "trecbench.toml").read_text()
     assert "[judge]" not in text and "[corpus]" in text and "[topics]" in text
     assert ws.settings.name == "bench"
+
+
+def test_a_database_error_after_the_checks_is_one_line_not_a_traceback(tmp_path, cli_run, monkeypatch):
+    bench = make_bench(tmp_path)
+
+    def damaged(self):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(Workspace, "assessors", damaged)
+    r = cli_run("assessors", "list", "-w", bench)
+    assert r.exit_code == 2
+    assert r.stderr == ("trecbench: the workspace database failed (database disk image is malformed); a change it "
+                        "was making, if any, was rolled back\n")

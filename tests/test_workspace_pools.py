@@ -115,6 +115,14 @@ def test_serve_judges_the_pool_chosen_with_pool(bench, cli_run, monkeypatch):
     assert chosen.get("/next", params={"qid": "1"}, follow_redirects=True).url.params["docid"] == "d1"
     assert newest.get("/next", params={"qid": "2"}, follow_redirects=True).url.params["docid"] == "w1"
 
+    ws = Workspace(bench)
+    add_pool(ws, "p3", [("1", "d4", 0, None, True)])
+    third = TestClient(create_app(bench, require_token=False, pool="p3"))
+    assert "solar energy" in third.get("/").text
+    ws.delete_pool("p3")  # deleted while the app serves it: no pool to judge, not an error
+    page = third.get("/")
+    assert page.status_code == 200 and "solar energy" not in page.text
+
     import trecbench.web.app
 
     served = {}

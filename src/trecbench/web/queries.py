@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from trecbench.errors import InputError
 from trecbench.store.workspace import Workspace
 
 LEASE_SECONDS = 600.0
@@ -89,8 +90,12 @@ class TopicState:
 
 
 def serving_pool(ws: Workspace, name: str | None = None) -> Pool | None:
-    """The pool being judged: `Workspace.pool(name)`, the newest when no name."""
-    chosen = ws.pool(name)
+    """The pool being judged: `Workspace.pool(name)`, the newest when no name; None when there is none (or
+    the pool named was deleted while the app runs)."""
+    try:
+        chosen = ws.pool(name)
+    except InputError:
+        return None
     return Pool(chosen.id, chosen.name) if chosen else None
 
 

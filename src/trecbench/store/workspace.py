@@ -552,7 +552,8 @@ def save_pool(ws: Workspace, name: str, strategy: str, params: dict, candidates)
                      int(bool(d.get("representative", True))),
                      ";".join(map(str, ranks)) if isinstance(ranks, (list, tuple)) else ranks))
     if not rows:
-        there = f"any of the workspace's {len(ws.topics())} topics" if ws.topics() else "any topic"
+        n = len(ws.topics())
+        there = f"any of the workspace's {n} topic{'s' * (n != 1)}" if n else "any topic"
         raise InputError(str(ws.path), 0, f"pool {name!r} is empty (no run retrieved a document for {there}): "
                                           "not stored")
     with ws.transaction() as c:

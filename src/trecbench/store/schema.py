@@ -135,8 +135,6 @@ MIGRATIONS: list[str] = [
 ]
 
 
-
-
 class BrokenDatabase(InputError):
     """The workspace's database cannot be used as it is; the message says why and that nothing was changed."""
 
@@ -207,9 +205,12 @@ def check_and_migrate(conn: sqlite3.Connection, path: Path) -> int:
             missing.append(f"table {table!r} lacks column(s) {', '.join(sorted(columns - tables[table]))}")
     if missing:
         _broken(path, "the database is incomplete: " + "; ".join(missing))
-    if version < newest:
-        backup(conn, path, version)
-    return _migrate(conn, path)
+    saved = backup(conn, path, version) if version < newest else None
+    _migrate(conn, path)
+    if saved is not None:
+        logging.getLogger("trecbench.store").warning(
+            "%s: schema %d upgraded to %d; the database as it was is kept in %s", path, version, newest, saved.name)
+    return newest
 
 
 def backup(conn: sqlite3.Connection, path: Path, version: int) -> Path:
@@ -224,9 +225,6 @@ def backup(conn: sqlite3.Connection, path: Path, version: int) -> Path:
         conn.backup(copy)
     finally:
         copy.close()
-    logging.getLogger("trecbench.store").warning(
-        "%s: schema %d upgraded to %d; the database as it was is kept in %s", path, version, len(MIGRATIONS),
-        target.name)
     return target
 
 

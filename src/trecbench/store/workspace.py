@@ -294,7 +294,6 @@ class Workspace:
     def assessors(self) -> list[str]:
         return [r[0] for r in self.connection().execute("SELECT name FROM assessors ORDER BY name")]
 
-
     # ---- nugget drafting runs ----
 
     def draft_runs(self, *, qid: str | None = None, drafter: str | None = None) -> list["DraftRun"]:

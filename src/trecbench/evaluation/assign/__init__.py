@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Protocol, TextIO, Union
 
+from trecbench.outputs import write_output
 from trecbench.errors import InputError, Problem
 
 SUPPORT, PARTIAL, NOT = "support", "partial_support", "not_support"
@@ -238,6 +239,6 @@ def write_assignments(assignments: Iterable[TopicAssignment], out: PathLike | Te
             record["answered"] = False
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     if isinstance(out, (str, Path)):
-        Path(out).write_text("".join(lines), encoding="utf-8")
+        write_output(out, "".join(lines))
     else:
         out.write("".join(lines))

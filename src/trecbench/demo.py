@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -157,7 +157,7 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
                                                                                            ascending=False)
     step("retrieval scored")
     answer_files = sorted(str(p) for p in (sample / "answers").glob("*.jsonl"))
-    options = {}
+    options: dict[str, Any] = {}
     if model:
         options = {"assigner": "llm", "model": model, "api_base": api_base, "cache": str(bench / "bench.sqlite")}
     else:

@@ -52,7 +52,7 @@ def open_output(path: PathLike | None, *, binary: bool = False, append: bool = F
             stream = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
         with stream:
             if append and target.exists():
-                old: bytes | str = target.read_bytes() if binary else target.read_text(encoding="utf-8")
+                old: Any = target.read_bytes() if binary else target.read_text(encoding="utf-8")
                 stream.write(old)
             yield stream
         _keep_mode(target, tmp)

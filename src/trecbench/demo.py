@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -63,8 +63,9 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
              api_key: str | None = None, say: Callable[[str], None] = lambda _: None) -> DemoResult:
     """Run the whole pipeline into `folder` (replaced if it holds an earlier demo); returns the numbers."""
     from trecbench import (NuggetStore, ReportOptions, Workspace, agreement, bm25_run, draft_extractive, evaluate,
-                           evaluate_answers, evaluate_evidence, evidence_from_nuggets, import_qrels, pool_runs,
-                           read_nuggets, workspace_leave_one_out, workspace_qrels, write_qrels, write_report, write_run)
+                           duplicate_groups, evaluate_answers, evaluate_evidence, evidence_from_nuggets, import_qrels,
+                           pool_runs, read_nuggets, workspace_leave_one_out, workspace_qrels, write_qrels, write_report,
+                           write_run)
 
     sample = sample_dir()
     folder = Path(folder)
@@ -132,11 +133,11 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
                                                                                            ascending=False)
     step("retrieval scored")
     answer_files = sorted(str(p) for p in (sample / "answers").glob("*.jsonl"))
-    options = {}
+    options: dict[str, Any] = {}
     if model:
         options = {"assigner": "llm", "model": model, "api_base": api_base, "cache": str(ws.cache_path)}
     else:
-        options = {"assigner": "citation"}
+        options = {"assigner": "citation", "duplicates": duplicate_groups(ws)}
     answer_scores, _ = evaluate_answers(topics_nuggets, answer_files, **options)
     failures += [f"answers {run} {qid}: {error}" for run, qid, error in answer_scores.incomplete]
     answers = answer_scores.frame.xs("all", level="query_id") if "query_id" in answer_scores.frame.index.names \
@@ -144,7 +145,8 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
     answers = answers.sort_values(answers.columns[0], ascending=False)
     step("answers scored")
     evidence_scores = evaluate_evidence(evidence_from_nuggets(topics_nuggets), str(sample / "contexts.jsonl"),
-                                        k=EVIDENCE_K, permissions=str(sample / "permissions.jsonl"))
+                                        k=EVIDENCE_K, permissions=str(sample / "permissions.jsonl"),
+                                        duplicates=duplicate_groups(ws))
     evidence = evidence_scores.frame.xs("all", level="query_id") \
         if "query_id" in evidence_scores.frame.index.names else evidence_scores.frame
     funnel = evidence_scores.stage_summary()

@@ -98,3 +98,12 @@ def assigner_names() -> list[str]:
     from trecbench.evaluation.assign import ASSIGNERS
 
     return list(ASSIGNERS)
+
+
+def duplicates_option(f: Callable) -> Callable:
+    """`--duplicates same|distinct`: whether a workspace pool's duplicate groups are one document in scoring."""
+    return click.option(
+        "--duplicates", type=click.Choice(["same", "distinct"]), default="same", show_default=True,
+        help="With -w: same: the members of a duplicate group of the workspace's (newest) pool are one document, "
+             "as the qrels give them one grade; distinct: every docid counts on its own.",
+    )(f)

@@ -104,12 +104,12 @@ def test_a_nugget_a_person_deleted_stays_deleted_after_a_redraft(tmp_path, cli_r
 
 def test_merged_and_split_nuggets_are_not_drafted_again(tmp_path, cli_run):
     path = bench(tmp_path)
-    cli_run("nuggets", "draft", "-w", path, "--extractive", "--keep", "4")
+    cli_run("nuggets", "draft", "-w", path, "--extractive", "--min-grade", "1", "--keep", "4")
     store = NuggetStore(Workspace(path))
     first, second, third, _ = store.topic("r1")
     merged = store.merge([first.id, second.id], author="alice", text="Roll back within 15 minutes, no approval")
     parts = store.split(third.id, ["Part one of it", "Part two of it"], author="alice")
-    assert cli_run("nuggets", "draft", "-w", path, "--extractive", "--keep", "4", "--redraft").exit_code == 0
+    assert cli_run("nuggets", "draft", "-w", path, "--extractive", "--min-grade", "1", "--keep", "4", "--redraft").exit_code == 0
     now = store.topic("r1")
     texts = [n.text for n in now]
     assert not {first.text, second.text, third.text} & set(texts)

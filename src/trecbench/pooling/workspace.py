@@ -48,10 +48,14 @@ def pool_runs(runs: Sequence[Any], *, workspace: Any = None, name: str | None = 
                       corpus=opened, dedup=dedup, threshold=threshold)
     if ws is None:
         return pool, None
+    from trecbench.errors import InputError
     from trecbench.store.workspace import save_pool
 
     stored = name or f"{strategy}-{depth}"
-    save_pool(ws, stored, strategy, pool.info.as_dict(), pool.candidates)
+    try:
+        save_pool(ws, stored, strategy, pool.info.as_dict(), pool.candidates)
+    except InputError as e:  # an empty pool is not stored: say why it is empty first
+        raise InputError.of([*pool.problems, *e.problems]) from None
     return pool, stored
 
 

@@ -13,6 +13,8 @@ def trec_eval_value(value, kind: str, summary: bool) -> str:
         return str(int(value))
     if kind == STRING:
         return str(value) if summary else f"'{value}'"
+    if value != value:  # NaN (0/0): C's printf of the NaN that 0.0/0.0 gives
+        return "%6s" % "-nan"
     return "%6.4f" % value
 
 
@@ -24,7 +26,7 @@ def trec_eval_lines(res: RunScores, *, per_topic: bool, version: int) -> list[st
             if version < 10 and qid in res.missing:
                 continue  # trec_eval 9 averages missing topics in but prints no row for them
             for s in res.scores:
-                if s.per_topic and s.values is not None:
+                if s.per_topic and s.values is not None and s.family != "num_q":
                     lines.append("%-22s\t%s\t%s" % (_te_name(s), qid, trec_eval_value(s.values[i], s.kind, False)))
     for s in res.scores:
         if s.in_summary:
@@ -106,7 +108,7 @@ def _json_value(value, kind: str):
         return int(value)
     if kind == STRING:
         return str(value)
-    return float(value)
+    return None if value != value else float(value)  # NaN (0/0) is null: JSON has no NaN
 
 
 def write_csv(results: list[RunScores], stream: TextIO, *, per_topic: bool) -> None:

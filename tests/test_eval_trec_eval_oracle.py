@@ -12,7 +12,7 @@ from trec_eval_oracle import adversarial_case, build_trec_eval
 MEASURES = ["all_trec", "set_F.0.5", "utility.2,-1,0.5,0.25", "relstring.5", "Rndcg.1=0,2=3", "binG.5",
             "11pt_avg.0.25,0.5", "P.3"]
 MEASURES_10 = MEASURES + ["rbp_resid.p=0.8"]
-MODES = [["-q"], ["-q", "-c"], ["-q", "-c", "-l", "2"], ["-c", "-M", "5"], ["-q", "-c", "-M", "5", "-l", "0"]]
+MODES = [["-q"], ["-q", "-c"], ["-q", "-c", "-l", "2"], ["-c", "-M", "5", "-J"], ["-q", "-c", "-M", "5", "-l", "0"]]
 CASES = 24
 
 
@@ -29,7 +29,7 @@ def trec_eval(tmp_path_factory):
 def _ours(cli_run, qrels, run, version, mode, measures):
     args = ["eval", "retrieval", "--qrels", qrels, run, "--format", "trec_eval", "--trec-eval-version", version,
             "--missing-topics", "zero" if "-c" in mode else "skip"]
-    args += ["-q"] * ("-q" in mode)
+    args += ["-q"] * ("-q" in mode) + ["-J"] * ("-J" in mode)
     for flag in ("-l", "-M"):
         if flag in mode:
             args += [flag, mode[mode.index(flag) + 1]]
@@ -71,3 +71,14 @@ def test_zero_over_zero_prints_as_trec_eval_prints_it(trec_eval, cli_run, tmp_pa
         ours = _ours(cli_run, qrels, run, version, ["-q", "-l", "0"], ["Rndcg"])
         assert ours.stdout == te.stdout == "Rndcg                 \t1\t  -nan\nRndcg                 \t2\t1.0000\n" \
                                          "Rndcg                 \tall\t  -nan\n"
+
+
+@pytest.mark.parametrize("version", ["9", "10"])
+def test_judged_only_gives_trec_eval_minus_j_output(trec_eval, cli_run, shared, version):
+    d = shared / "trec_eval_tests"
+    te = subprocess.run([str(trec_eval[version]), "-q", "-c", "-J", "-m", "all_trec", str(d / "qrels.test"),
+                         str(d / "results.trunc")], capture_output=True, text=True)
+    ours = _ours(cli_run, d / "qrels.test", d / "results.trunc", version, ["-q", "-c", "-J"], ["all_trec"])
+    assert ours.exit_code == 0, ours.output
+    assert ours.stdout == te.stdout
+    assert "-nan" in te.stdout if version == "10" else "-nan" not in te.stdout  # 10's empty stand-in ranking

@@ -9,7 +9,7 @@ import pandas as pd
 
 from .measures import REGISTRY, TABLE_ORDER, Derived, Family
 from .measures.base import DOUBLE, GEOMETRIC, LONG, MEAN, MIN_GEO_MEAN, NONE, NUM_Q, RUNID, STRING, SUM
-from .rankings import NONPOOL, QrelsTable, Rankings, form_rankings, qrels_table
+from .rankings import NONPOOL, PAD, QrelsTable, Rankings, form_rankings, qrels_table
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class RunScores:
     missing: list[str]  # topics of the qrels absent from the run (scored 0 under -c)
     scores: list[Score] = field(default_factory=list)
     unjudged: list[str] = field(default_factory=list)  # topics of the run the qrels do not judge (not scored)
+    judged: Score | None = None  # Judged@k kept aside for the coverage check (`retrieval.low_judged`)
 
     def by_name(self) -> dict[str, Score]:
         return {s.name: s for s in self.scores}
@@ -75,6 +76,7 @@ def score_run(
     missing_topics: str = "zero",
     runid: str | None = None,
     tables: dict[int, QrelsTable] | None = None,
+    judged_only: bool = False,
 ) -> RunScores:
     """Compute every requested measure for one run; see `trecbench.evaluate` for the options."""
     tables = tables if tables is not None else {}
@@ -95,7 +97,7 @@ def score_run(
                 tables[level] = qrels_table(qrels, level)
         rk = form_rankings(run, tables[level], depth=depth, float32_scores=(version < 10),
                            keep_docids=any(r.extra for r in ordered))
-        d = Derived(rk)
+        d = Derived(condensed(rk) if judged_only else rk)
         d.__dict__["version"] = version
         derived[level] = d
         base_table = base_table or tables[level]
@@ -104,7 +106,7 @@ def score_run(
     all_qids = list(first.r.qrels.qids)
     missing = [q for q in all_qids if q not in set(evaluated)]
     # trec_eval 10 scores a missing topic under -c on a stand-in ranking (9 leaves its values at 0)
-    empty = {level: _empty_derived(tables[level], missing, version) for level in levels} \
+    empty = {level: _empty_derived(tables[level], missing, version, judged_only) for level in levels} \
         if version >= 10 and missing and missing_topics == "zero" else {}
     if missing_topics == "zero":
         topics = all_qids
@@ -163,13 +165,29 @@ def score_run(
     return result
 
 
-def _empty_derived(table: QrelsTable, missing: list[str], version: int) -> Derived:
+def condensed(r: Rankings) -> Rankings:
+    """The rankings without the documents the qrels do not grade (>= 0), in the same order (trec_eval -J)."""
+    keep = r.rel >= 0
+    counts = keep.sum(axis=1).astype(np.int64)
+    width = int(counts.max()) if len(counts) else 0
+    rel = np.full((len(counts), width), PAD, dtype=np.int64)
+    pos = np.cumsum(keep, axis=1) - 1
+    rows, cols = np.nonzero(keep)
+    rel[rows, pos[rows, cols]] = r.rel[rows, cols]
+    docs = r.docids
+    if docs.size:
+        docs = np.full((len(counts), width), "", dtype=object)
+        docs[rows, pos[rows, cols]] = r.docids[rows, cols]
+    return Rankings(r.qids, rel, counts, docs, r.qrels, r.qrels_row, r.rel_level)
+
+
+def _empty_derived(table: QrelsTable, missing: list[str], version: int, judged_only: bool) -> Derived:
     """What trec_eval 10 scores a missing topic on under -c: one document the qrels do not know."""
     rows = np.asarray(table.qid_index.get_indexer(pd.Index(missing)), dtype=np.int64)
     m = len(missing)
     r = Rankings(table.qids[rows], np.full((m, 1), NONPOOL, dtype=np.int64), np.ones(m, dtype=np.int64),
                  np.full((m, 1), "", dtype=object), table, rows, table.rel_level)
-    d = Derived(r)
+    d = Derived(condensed(r) if judged_only else r)
     d.__dict__["version"] = version
     return d
 

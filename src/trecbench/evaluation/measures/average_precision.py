@@ -121,7 +121,8 @@ def _iprec_values(d: Derived, points, version: int) -> list[np.ndarray]:
         rank = _rank_of_nth_rel(d, cut)
         at_cut = interp[np.arange(len(cut)), rank] if d.r.depth else np.zeros(len(cut))
         v = np.where(cut <= 0, overall, np.where(cut <= d.num_rel_ret, at_cut, 0.0))
-        values.append(v)
+        # nothing retrieved (-J can leave a topic empty): trec_eval's precision there is 0/0
+        values.append(np.where((d.num_ret == 0) & (cut <= 0), np.nan, v))
     return values
 
 

@@ -86,7 +86,9 @@ def fast_table(
         data = _COMMENT_LINE.sub(b"", data)  # a comment becomes a blank line, which pandas skips
     dtype = {c: ("float64" if c in floats else object) for c in usecols} if floats and usecols else object
     table = _read_csv(data, usecols, dtype)
-    for c in floats if table is not None else ():
+    if table is None:
+        return None
+    for c in floats:
         # Where pandas cannot parse a float column it infers a type and casts: "True"/"False" -> 1.0/0.0.
         # Only then can a 0 or 1 appear from a non-number, so such files get their text checked.
         if np.isin(table[c].to_numpy(), (0.0, 1.0)).any() and _mentions_booleans(data):

@@ -14,9 +14,9 @@ _IRM = {
     "AP": "map", "nDCG": "ndcg", "R": "recall", "P": "P", "RR": "recip_rank", "Rprec": "Rprec",
     "Bpref": "bpref", "infAP": "infAP", "Success": "success", "IPrec": "iprec_at_recall",
     "NumRet": "num_ret", "NumRel": "num_rel", "NumQ": "num_q", "SetP": "set_P", "SetR": "set_recall",
-    "SetF": "set_F", "SetAP": "set_map", "Judged": None,
+    "SetF": "set_F", "SetAP": "set_map",
 }
-_SUPPORTED = ", ".join(sorted([*_IRM, "NumRelRet", "SetRelP"]))
+_SUPPORTED = ", ".join(sorted([*_IRM, "Judged", "NumRelRet", "SetRelP"]))
 
 
 class MeasureError(ValueError):

@@ -46,7 +46,7 @@ def checked_frame(frame: pd.DataFrame, what: str, value: str) -> pd.DataFrame:
         for i in np.flatnonzero(np.isfinite(values) & (values != np.round(values))):
             problems.append(Problem(where, int(i) + 1, f"relevance {given[i]!r} is not an integer"))
     pairs = pd.Series(list(zip(frame["query_id"].tolist(), frame["doc_id"].tolist())))
-    first = {}
+    first: dict[tuple, int] = {}
     for i in np.flatnonzero(pairs.duplicated(keep=False).to_numpy()):
         q, doc = pairs.iat[i]
         seen = first.setdefault((q, doc), int(i) + 1)
@@ -204,7 +204,7 @@ def low_judged(results: list[RunScores], threshold: float = 0.9, *, worst: int =
     """The runs (scored with `judged_k`) whose mean Judged@k over their retrieved topics is below `threshold`."""
     found = []
     for res in results:
-        if res.judged is None or threshold <= 0:
+        if res.judged is None or res.judged.values is None or threshold <= 0:
             continue
         missing = set(res.missing)
         pairs = [(q, float(v)) for q, v in zip(res.topics, res.judged.values) if q not in missing]
@@ -220,7 +220,7 @@ def low_judged(results: list[RunScores], threshold: float = 0.9, *, worst: int =
 
 def to_frame(results: list[RunScores], *, per_topic: bool = False) -> pd.DataFrame:
     rows = []
-    index = []
+    index: list = []
     for res in results:
         scores = [s for s in res.scores if s.name != "runid"]
         name = getattr(res, "name", res.runid)

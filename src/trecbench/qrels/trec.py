@@ -80,7 +80,7 @@ def write_qrels(df: pd.DataFrame, path: Union[str, "os.PathLike[str]", TextIO]) 
     if hasattr(path, "write"):
         path.writelines(lines)  # type: ignore[union-attr]
         return
-    with open(path, "w", encoding="utf-8", newline="\n") as f:  # type: ignore[arg-type]
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.writelines(lines)
 
 

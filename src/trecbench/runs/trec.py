@@ -81,7 +81,7 @@ def _fast_run(data: bytes, path: str, *, all_columns: bool) -> pd.DataFrame | No
     else:
         table = fast_table(data, usecols=[0, 2, 4, 5], floats=(4,), comments=True)
         scores = None if table is None else table[4].to_numpy(dtype=np.float64)
-    if scores is None or not np.isfinite(scores).all():
+    if table is None or scores is None or not np.isfinite(scores).all():
         return None
     if (table[5].to_numpy() == "").any():  # a short line: pandas pads it with empty fields
         return None

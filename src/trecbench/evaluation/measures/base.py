@@ -11,7 +11,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -40,7 +40,7 @@ class Family:
 
     name: str
     doc: str
-    compute: Callable[["Derived", object], list[Output]]
+    compute: Callable[["Derived", Any], list[Output]]  # the second argument is what `parse` returns
     parse: Callable[[str | None], object]
     summary: str = MEAN
     kind: str = DOUBLE

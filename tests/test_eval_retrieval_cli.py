@@ -182,3 +182,14 @@ def test_deliberate_differences_from_trec_eval(tmp_path, files):
     bad = tmp_path / "bad.txt"
     bad.write_text("q1 Q0 d1 1 abc x\n")
     assert "score 'abc' is not a number" in run_cli("eval", "retrieval", "--qrels", q, bad).stderr
+
+
+def test_a_topic_without_grades_of_zero_or_more_is_scored_where_trec_eval_stops(tmp_path):
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("1 0 a -1\n2 0 a 1\n")
+    run.write_text("1 Q0 a 1 1 r\n2 Q0 a 1 1 r\n")
+    # trec_eval 9.0.8 and 10.0: "Can't calculate measure 'map'", exit 4
+    result = run_cli("eval", "retrieval", "--qrels", qrels, run, "--format", "trec_eval", "-q", "-m", "map",
+                     "--missing-topics", "skip")
+    assert result.exit_code == 0
+    assert result.stdout == "map                   \t1\t0.0000\nmap                   \t2\t1.0000\nmap                   \tall\t0.5000\n"

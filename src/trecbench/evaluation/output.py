@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import TextIO
+from typing import IO
 
 from .engine import RunScores, Score
 from .measures.base import LONG, STRING
@@ -111,7 +111,7 @@ def _json_value(value, kind: str):
     return None if value != value else float(value)  # NaN (0/0) is null: JSON has no NaN
 
 
-def write_csv(results: list[RunScores], stream: TextIO, *, per_topic: bool) -> None:
+def write_csv(results: list[RunScores], stream: IO[str], *, per_topic: bool) -> None:
     import csv
 
     writer = csv.writer(stream, lineterminator="\n")
@@ -121,7 +121,7 @@ def write_csv(results: list[RunScores], stream: TextIO, *, per_topic: bool) -> N
         writer.writerow([r["run"], r["query_id"], r["measure"], repr(v) if isinstance(v, float) else v])
 
 
-def write_json(results: list[RunScores], stream: TextIO, *, per_topic: bool) -> None:
+def write_json(results: list[RunScores], stream: IO[str], *, per_topic: bool) -> None:
     doc = []
     for res in results:
         name = getattr(res, "name", res.runid)

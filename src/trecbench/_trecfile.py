@@ -182,12 +182,20 @@ def _utf8_message(raw: bytes) -> str:
     return "invalid UTF-8"
 
 
+def ids_are_clean(values: object) -> bool:
+    """Whether every value is a non-empty str without ASCII whitespace (one field of a TREC line)."""
+    ids = pd.Series(values).to_numpy(dtype=object)
+    if not all(isinstance(i, str) for i in ids):
+        return False
+    return not (ids == "").any() and not _ASCII_WHITESPACE.search("".join(ids))
+
+
 def check_ids(values: object, column: str) -> None:
     """ValueError unless every value is a non-empty str without ASCII whitespace (so it reads back as one field)."""
     ids = pd.Series(values).to_numpy(dtype=object)
     if not all(isinstance(i, str) for i in ids):
         raise ValueError(f"{column} values must be str")
-    if (ids == "").any() or _ASCII_WHITESPACE.search("".join(ids)):
+    if not ids_are_clean(ids):
         raise ValueError(f"{column} values must be non-empty and contain no whitespace")
     if column == "query_id" and any(i.startswith("#") for i in ids):
         raise ValueError("query_id values must not start with '#' (the line would read back as a comment)")

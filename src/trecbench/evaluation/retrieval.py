@@ -28,31 +28,40 @@ def _read_one(run: RunLike) -> pd.DataFrame:
 
 def checked_frame(frame: pd.DataFrame, what: str, value: str) -> pd.DataFrame:
     """A run (`value` = score) or qrels (relevance) DataFrame checked as its file would be: InputError naming
-    each bad row (1-based, `<run DataFrame>:3: ...`): a missing column, an empty or non-str id, a value that
-    is not a finite number (grades: an integer), a docid twice in a topic."""
+    each bad row (1-based, `<run DataFrame>:3: ...`): a missing column, an id that is not a non-empty str
+    without surrounding blanks, a value that is not a finite number (grades: an integer), a docid twice in
+    a topic. Clean frames are checked with vectorised operations only."""
+    from trecbench._trecfile import has_duplicate_pairs, ids_are_clean
+
     where = f"<{what} DataFrame>"
     missing = [c for c in ("query_id", "doc_id", value) if c not in frame.columns]
     if missing:
         raise InputError(where, 0, f"missing column(s) {', '.join(missing)} (has: {', '.join(map(str, frame.columns))})")
     problems = []
     for column in ("query_id", "doc_id"):
-        bad = [i for i, v in enumerate(frame[column].tolist()) if not isinstance(v, str) or not v or v != v.strip()]
-        problems += [Problem(where, i + 1, f"{column} {frame[column].iat[i]!r} is not a non-empty id") for i in bad]
+        if ids_are_clean(frame[column]):
+            continue
+        for i, v in enumerate(frame[column].tolist()):
+            if not isinstance(v, str):
+                problems.append(Problem(where, i + 1, f"{column} {v!r} is not a str (ids are text: .astype(str))"))
+            elif not ids_are_clean([v]):
+                problems.append(Problem(where, i + 1, f"{column} {v!r} is empty or contains whitespace"))
     values = pd.to_numeric(frame[value], errors="coerce").to_numpy(dtype=np.float64)
-    given = frame[value].tolist()
+    given = frame[value].tolist() if not np.isfinite(values).all() or value == "relevance" else []
     for i in np.flatnonzero(~np.isfinite(values)):
         problems.append(Problem(where, int(i) + 1, f"{value} {given[i]!r} is not a finite number"))
     if value == "relevance":
         for i in np.flatnonzero(np.isfinite(values) & (values != np.round(values))):
             problems.append(Problem(where, int(i) + 1, f"relevance {given[i]!r} is not an integer"))
-    pairs = pd.Series(list(zip(frame["query_id"].tolist(), frame["doc_id"].tolist())))
-    first: dict[tuple, int] = {}
-    for i in np.flatnonzero(pairs.duplicated(keep=False).to_numpy()):
-        q, doc = pairs.iat[i]
-        seen = first.setdefault((q, doc), int(i) + 1)
-        if seen != i + 1:
-            twice = "judged twice" if value == "relevance" else "appears twice"
-            problems.append(Problem(where, int(i) + 1, f"docid {doc!r} {twice} in topic {q!r} (first in row {seen})"))
+    if not problems and has_duplicate_pairs(frame["query_id"], frame["doc_id"]):
+        pairs = pd.Series(list(zip(frame["query_id"].tolist(), frame["doc_id"].tolist())))
+        first: dict[tuple, int] = {}
+        for i in np.flatnonzero(pairs.duplicated(keep=False).to_numpy()):
+            q, doc = pairs.iat[i]
+            seen = first.setdefault((q, doc), int(i) + 1)
+            if seen != i + 1:
+                twice = "judged twice" if value == "relevance" else "appears twice"
+                problems.append(Problem(where, int(i) + 1, f"docid {doc!r} {twice} in topic {q!r} (first in row {seen})"))
     if problems:
         raise InputError.of(sorted(problems, key=lambda p: p.line))
     return frame

@@ -94,6 +94,9 @@ def test_ir_measures_names_keep_their_spelling_and_values(files):
      "<run DataFrame>:1: score nan is not a finite number"),
     (pd.DataFrame({"query_id": ["q1"], "docid": ["d1"], "score": [1.0]}),
      "<run DataFrame>: missing column(s) doc_id"),
+    (pd.DataFrame({"query_id": ["q1", 7], "doc_id": ["d1", "d 2"], "score": [1.0, 1.0]}),
+     "<run DataFrame>:2: query_id 7 is not a str (ids are text: .astype(str))\n"
+     "<run DataFrame>:2: doc_id 'd 2' is empty or contains whitespace"),
 ])
 def test_dataframe_runs_are_validated_like_files(files, frame, message):
     with pytest.raises(InputError) as e:

@@ -82,3 +82,13 @@ def test_judged_only_gives_trec_eval_minus_j_output(trec_eval, cli_run, shared, 
     assert ours.exit_code == 0, ours.output
     assert ours.stdout == te.stdout
     assert "-nan" in te.stdout if version == "10" else "-nan" not in te.stdout  # 10's empty stand-in ranking
+
+
+@pytest.mark.parametrize("version", ["9", "10"])
+def test_judged_only_on_a_real_run_gives_trec_eval_minus_j_output(trec_eval, cli_run, shared, version):
+    real = shared / "real"
+    qrels, run = real / "anserini-tools/qrels.dl19-passage.txt", real / "rank_llm/BM25.trec_results_dl19.txt"
+    te = subprocess.run([str(trec_eval[version]), "-q", "-J", "-l", "2", "-m", "all_trec", str(qrels), str(run)],
+                        capture_output=True, text=True)
+    ours = _ours(cli_run, qrels, run, version, ["-q", "-J", "-l", "2"], ["all_trec"])
+    assert te.returncode == 0 and ours.stdout == te.stdout

@@ -34,7 +34,8 @@ def eval_group() -> None:
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="ir-measures name (nDCG@10, R@100, AP, P(rel=2)@10, Judged@10) or trec_eval name "
-                   "(ndcg_cut.10, map, official, all_trec). Repeatable. Default: AP nDCG@10 R@100 P@10 RR "
+                   "(ndcg_cut.10 or as trec_eval prints it, ndcg_cut_10; map, official, all_trec). Repeatable; "
+                   "a trec_eval measure given twice keeps its first parameters. Default: AP nDCG@10 R@100 P@10 RR "
                    "(official with --format trec_eval).")
 @click.option("-l", "--rel-level", default=1, show_default=True, type=int,
               help="Lowest grade counted as relevant (trec_eval -l).")

@@ -41,11 +41,11 @@ def checked_frame(frame: pd.DataFrame, what: str, value: str) -> pd.DataFrame:
     for column in ("query_id", "doc_id"):
         if ids_are_clean(frame[column]):
             continue
-        for i, v in enumerate(frame[column].tolist()):
+        for row, v in enumerate(frame[column].tolist(), 1):
             if not isinstance(v, str):
-                problems.append(Problem(where, i + 1, f"{column} {v!r} is not a str (ids are text: .astype(str))"))
+                problems.append(Problem(where, row, f"{column} {v!r} is not a str (ids are text: .astype(str))"))
             elif not ids_are_clean([v]):
-                problems.append(Problem(where, i + 1, f"{column} {v!r} is empty or contains whitespace"))
+                problems.append(Problem(where, row, f"{column} {v!r} is empty or contains whitespace"))
     values = pd.to_numeric(frame[value], errors="coerce").to_numpy(dtype=np.float64)
     given = frame[value].tolist() if not np.isfinite(values).all() or value == "relevance" else []
     for i in np.flatnonzero(~np.isfinite(values)):

@@ -29,7 +29,7 @@ POOL = [("t1", "d1"), ("t1", "d2"), ("t1", "d3"), ("t2", "d4"), ("t2", "d5"), ("
 
 def grader(body: dict):
     """Grade each passage by a keyword, as a model might; answers in the JSON list the prompt asks for."""
-    user = body["messages"][-1]["content"] if body["messages"][-1]["role"] == "user" else body["messages"][1]["content"]
+    user = next(m["content"] for m in body["messages"] if m["role"] == "user")  # the request, not a re-ask
     passages = re.findall(r"\[P(\d+)\] (.*)", user)
     out = []
     for label, text in passages:
@@ -147,9 +147,10 @@ def test_dry_run_counts_tokens_and_dollars_without_calling(bench, llm_server, cl
 
 
 def test_max_cost_stops_cleanly_keeping_what_was_judged(bench, llm_server, cli_run):
-    # each reply bills 1,000 output tokens (about $0.0006 for gpt-4o-mini): $0.0015 pays for two
-    llm_server.script(lambda body: ok(grader(body), completion_tokens=1000))
-    r = cli_run(*judge_args(bench, llm_server, "--max-cost", "0.0015", "--concurrency", "1"))
+    # each reply bills 100 output tokens (within the request's bound) and ~230 input tokens, about
+    # $0.0000945 for gpt-4o-mini; the next call is reserved at its bound: $0.00025 pays for two
+    llm_server.script(lambda body: ok(grader(body), completion_tokens=100))
+    r = cli_run(*judge_args(bench, llm_server, "--max-cost", "0.00025", "--concurrency", "1"))
     assert r.exit_code == 3, r.output
     assert "budget reached" in r.stderr
     judged = [x for x in rows(bench) if x[3] == "ok"]
@@ -157,7 +158,7 @@ def test_max_cost_stops_cleanly_keeping_what_was_judged(bench, llm_server, cli_r
     assert len(llm_server.requests) == len(judged)
     with sqlite3.connect(bench / "bench.sqlite") as conn:
         spent = conn.execute("SELECT SUM(cost) FROM llm_calls").fetchone()[0]
-    assert 0.001 < spent <= 0.0015
+    assert 0.00012 < spent <= 0.00025
 
 
 def test_kill_9_loses_no_judgment_and_the_rerun_judges_only_what_is_missing(bench, llm_server, tmp_path):

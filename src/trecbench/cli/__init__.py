@@ -47,13 +47,18 @@ class LazyGroup(click.Group):
         return getattr(importlib.import_module(f"trecbench.cli.{module}"), attr)
 
     def invoke(self, ctx: click.Context):
-        # Bad input is printed as `path:line: message` with exit status 2, never a traceback.
+        # Bad input is printed as `path:line: message` with exit status 2, never a traceback; so is a model
+        # server's refusal that every call would meet (bad key, no such model, no credit left).
         from trecbench.errors import InputError
+        from trecbench.llm.errors import ModelCallError
 
         try:
             return super().invoke(ctx)
         except InputError as e:
             click.echo(str(e), err=True)
+            ctx.exit(2)
+        except ModelCallError as e:
+            click.echo(f"stopped: {e}; nothing was recorded for the request it refused", err=True)
             ctx.exit(2)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -283,3 +283,33 @@ def test_context_recall_claims_come_from_the_final_answer(llm_server, tmp_path, 
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)[0]["topics"] == {"q1": {"LLMContextRecall": 1.0}}
     assert llm_server.requests[0]["response_format"]["json_schema"]["name"] == "claims"
+
+
+def test_a_refused_key_stops_drafting_with_one_line_and_exit_2(tmp_path, llm_server, cli_run):
+    from test_nuggets_draft_llm import draft_args, stored
+    from test_nuggets_store import make_bench
+
+    nuggets_bench = make_bench(tmp_path)
+    llm_server.script(then=status(401))
+    r = cli_run(*draft_args(nuggets_bench, llm_server, "--concurrency", "1"))
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert [line for line in r.stderr.splitlines() if "refused the API key" in line] != []
+    assert len(llm_server.requests) == 1 and stored(nuggets_bench, "t1") == []
+
+
+@pytest.mark.parametrize("transport", ["openai", "litellm"])
+def test_both_transports_retry_a_broken_200_and_stop_at_no_credit(llm_server, transport):
+    import asyncio
+
+    from trecbench.llm import LLM, ModelCallError, ModelConfig, json_object
+
+    llm = LLM(ModelConfig("openai/m", api_base=llm_server.base_url, api_key="k", transport=transport,
+                          backoff=0.01, max_backoff=0.02))
+    llm_server.script(raw_body(""), raw_body("<html>bad gateway</html>"), ok('{"grade": 1}'))
+    outcome = asyncio.run(llm.ask("q", parse=json_object("grade")))
+    assert outcome.ok and outcome.value == {"grade": 1} and len(llm_server.requests) == 3
+    llm_server.reset()
+    llm_server.script(out_of_quota(), then=ok('{"grade": 1}'))
+    with pytest.raises(ModelCallError, match="no credit left") as caught:
+        asyncio.run(llm.ask("q2", parse=json_object("grade")))
+    assert caught.value.fatal and len(llm_server.requests) == 1

@@ -14,7 +14,16 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["TaskPrompt", "RELEVANCE", "DRAFTING", "IMPORTANCE", "ASSIGNMENT", "CLAIMS", "TASKS"]
+__all__ = ["TaskPrompt", "RELEVANCE", "DRAFTING", "IMPORTANCE", "ASSIGNMENT", "CLAIMS", "TASKS", "clip",
+           "PASSAGE_CHARS"]
+
+PASSAGE_CHARS = 6000  # a passage is cut to this many characters in a prompt
+
+
+def clip(text: str, limit: int = PASSAGE_CHARS) -> str:
+    """A passage as a prompt shows it: whitespace collapsed, cut at `limit` characters (marked " ...")."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + " ..."
 
 
 @dataclass(frozen=True)

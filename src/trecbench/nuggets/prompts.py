@@ -18,14 +18,13 @@ from dataclasses import dataclass
 
 from trecbench.llm.errors import ParseError
 from trecbench.llm.parse import final_answer
-from trecbench.llm.prompts import DRAFTING, IMPORTANCE
+from trecbench.llm.prompts import DRAFTING, IMPORTANCE, clip
 
 UPDATE_INSTRUCTIONS = DRAFTING.instructions
 UPDATE_FORMAT = DRAFTING.reply_format
 LABEL_INSTRUCTIONS = IMPORTANCE.instructions
 LABEL_FORMAT = IMPORTANCE.reply_format
 
-PASSAGE_CHARS = 6000
 
 
 def prompts_sha256() -> str:
@@ -54,7 +53,7 @@ def update_messages(question: str, narrative: str | None, nuggets: list[str], pa
         parts.append("Nuggets so far:\n" + "\n".join(f"N{i}: {t}" for i, t in enumerate(nuggets, 1)))
     else:
         parts.append("Nuggets so far: none yet.")
-    parts.append("New passages:\n\n" + "\n\n".join(f"[P{i}] {_clip(p)}" for i, p in enumerate(passages, 1)))
+    parts.append("New passages:\n\n" + "\n\n".join(f"[P{i}] {clip(p)}" for i, p in enumerate(passages, 1)))
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
@@ -169,7 +168,3 @@ def _labels(value, prefix: str, limit: int, where: str, key: str) -> tuple[int, 
 def _union(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(dict.fromkeys(a + b))
 
-
-def _clip(text: str, limit: int = PASSAGE_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + " ..."

@@ -14,7 +14,7 @@ from typing import Any
 from trecbench.errors import InputError
 from trecbench.llm.errors import ParseError
 from trecbench.llm.parse import final_answer
-from trecbench.llm.prompts import RELEVANCE
+from trecbench.llm.prompts import RELEVANCE, clip
 
 GRADED_0_3 = RELEVANCE.instructions
 REPLY_FORMAT = RELEVANCE.reply_format
@@ -66,18 +66,14 @@ def build_messages(prompt: Prompt, question: str, passages: list[str], *, narrat
     if examples:
         parts.append("Examples of judged passages (for other questions):")
         for e in examples:
-            parts.append(f"Question: {e.question}\nPassage: {_clip(e.passage)}\nGrade: {e.grade}")
+            parts.append(f"Question: {e.question}\nPassage: {clip(e.passage)}\nGrade: {e.grade}")
         parts.append("Now judge these.")
     parts.append(f"Question: {question}")
     if narrative:
         parts.append(f"What the asker is looking for: {narrative}")
-    parts.append("\n\n".join(f"[P{i}] {_clip(p)}" for i, p in enumerate(passages, 1)))
+    parts.append("\n\n".join(f"[P{i}] {clip(p)}" for i, p in enumerate(passages, 1)))
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
 
-
-def _clip(text: str, limit: int = 6000) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + " ..."
 
 
 def grade_bound(n_passages: int) -> int:

@@ -9,11 +9,10 @@ import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
-from llm_server import garbled, llm_server, ok, slow, status  # noqa: F401  (llm_server is a fixture)
+from llm_server import garbled, ok, slow, status
 
 DOCS = {
     "d1": "Rollbacks of the payments API must start within 15 minutes of a failed release; no approval is needed.",
@@ -41,6 +40,11 @@ def grader(body: dict):
 
 @pytest.fixture
 def bench(tmp_path, cli_run):
+    return make_judge_bench(tmp_path, cli_run)
+
+
+def make_judge_bench(tmp_path, cli_run):
+    """A workspace with two topics, six documents and a depth pool of all six."""
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"id": k, "contents": v}) + "\n" for k, v in DOCS.items()))
     topics = tmp_path / "topics.tsv"

@@ -10,15 +10,19 @@ import subprocess
 import sys
 
 import pytest
-from llm_server import (Behaviour, garbled, llm_server, ok, out_of_quota, raw_body, reasoning,  # noqa: F401
-                        status)
-from test_judge_llm import bench, grader, judge_args, rows  # noqa: F401  (bench is a fixture)
+from llm_server import Behaviour, garbled, ok, out_of_quota, raw_body, reasoning, status
+from test_judge_llm import grader, judge_args, make_judge_bench, rows
 
 from trecbench.llm import ParseError
 from trecbench.llm.parse import final_answer, json_values
 from trecbench.llm.prompts import RELEVANCE, TASKS
 from trecbench.nuggets.prompts import parse_labels, parse_update
 from trecbench.qrels.judges.prompts import parse_grades
+
+
+@pytest.fixture
+def bench(tmp_path, cli_run):
+    return make_judge_bench(tmp_path, cli_run)
 
 
 def grades(*pairs, wrap=True) -> str:

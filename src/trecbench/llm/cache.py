@@ -160,8 +160,11 @@ class ResponseCache:
         """Usage totals per purpose over the whole call log (all runs, not only this process)."""
         with self._lock:
             rows = self.conn.execute(_USAGE_SQL).fetchall()
-        return {purpose: Usage(*(int(v or 0) for v in rest[:6]), float(rest[6] or 0.0), int(rest[7] or 0))
-                for purpose, *rest in rows}
+        out = {}
+        for purpose, calls, cached, failed, attempts, prompt, completion, cost, unpriced in rows:
+            out[purpose] = Usage(int(calls or 0), int(cached or 0), int(failed or 0), int(attempts or 0),
+                                 int(prompt or 0), int(completion or 0), float(cost or 0.0), int(unpriced or 0))
+        return out
 
     def usage(self, purpose: str | None = None) -> Usage:
         """Usage totals over the call log, for one purpose or all."""

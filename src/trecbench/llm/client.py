@@ -120,7 +120,8 @@ class LLM:
                  | None = None, budget: Budget | None = None, dry_run: bool = False):
         self.config = config
         self._owns_cache = cache is not None and not isinstance(cache, ResponseCache)
-        self.cache: ResponseCache | None = ResponseCache(cache) if self._owns_cache else cache  # type: ignore[arg-type]
+        self.cache: ResponseCache | None = (cache if isinstance(cache, ResponseCache) or cache is None
+                                            else ResponseCache(cache))
         self.budget = budget
         self.dry_run = dry_run
         self.plan = Plan()

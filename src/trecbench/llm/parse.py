@@ -96,13 +96,13 @@ def json_values(text: str | None) -> tuple[list[Any], bool]:
         try:
             value, end = _DECODER.raw_decode(body, i)
         except ValueError:
-            end = _matching_close(body, i)
-            if end is None:
+            close = _matching_close(body, i)
+            if close is None:
                 if _looks_like_json(body, i):
                     return values, True  # JSON that starts here and never closes: the reply was cut off
                 i += 1
                 continue
-            i = end
+            i = close
             continue
         values.append(value)
         i = end
@@ -147,7 +147,7 @@ def final_answer(text: str | None, read: Callable[[Any], T]) -> T:
 
 
 def _kind(expect: type | None) -> Callable[[Any], Any]:
-    wanted = {dict: "a JSON object", list: "a JSON list"}.get(expect, "a JSON object or list")  # type: ignore[arg-type]
+    wanted = "a JSON object" if expect is dict else "a JSON list" if expect is list else "a JSON object or list"
 
     def read(value: Any) -> Any:
         if expect is not None and not isinstance(value, expect):

@@ -10,6 +10,7 @@ import asyncio
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, Iterable
 
 from trecbench.errors import InputError
@@ -143,7 +144,7 @@ class _Judger:
             asked = [texts[i] for i in todo]
             messages = build_messages(self.prompt, topic.text, asked, narrative=topic.narrative, examples=examples)
             outcome = await self.llm.ask(
-                messages, parse=lambda text, n=len(asked): parse_grades(text, n, self.prompt.max_grade),
+                messages, parse=partial(parse_grades, n_passages=len(asked), max_grade=self.prompt.max_grade),
                 schema=RELEVANCE.response_schema(), purpose="judge", max_tokens=grade_bound(len(asked)), **extra)
             self.report.usage += Usage.of(outcome.completions)
             raw = outcome.raw if outcome.raw is not None else raw
@@ -181,7 +182,7 @@ class _Judger:
             raws = [raw for _, _, raw in samples]
             raw = raws[0] if self.samples == 1 else json.dumps(raws)
             for i, (docid, digest) in enumerate(zip(present, hashes)):
-                given = [sample[0][i] for sample in samples if sample[0][i] is not None]
+                given = [got for got in (sample[0][i] for sample in samples) if got is not None]
                 if not given:
                     why = next((e for _, e, _ in samples if e), "no reply")
                     rows.append(self._fail(task.qid, docid, why, raw_reply=raw, doc_hash=digest))

@@ -9,7 +9,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from trecbench.errors import InputError
 from trecbench.llm.errors import ParseError
@@ -59,7 +59,7 @@ class Example:
 
 
 def build_messages(prompt: Prompt, question: str, passages: list[str], *, narrative: str | None = None,
-                   examples: list[Example] = ()) -> list[dict]:
+                   examples: Sequence[Example] = ()) -> list[dict]:
     """Chat messages asking for the grades of `passages` (labelled P1, P2, ...) for `question`."""
     system = prompt.instructions + "\n\n" + REPLY_FORMAT
     parts = []

@@ -188,6 +188,10 @@ def test_kill_9_loses_no_judgment_and_the_rerun_judges_only_what_is_missing(benc
     after = [x for x in rows(bench) if x[3] == "ok"]
     assert sorted((q, d) for q, d, *_ in after) == sorted(POOL)  # each pair exactly once
     assert after[: len(before)] == before
+    # every reply that arrived is in the call log; only the one request in flight at the kill can be paid twice
+    with sqlite3.connect(bench / "bench.sqlite") as conn:
+        logged = conn.execute("SELECT COUNT(*) FROM llm_calls WHERE cached = 0").fetchone()[0]
+    assert len(calls) <= len(POOL) + 1 and len(calls) - 1 <= logged <= len(calls)
 
 
 def test_an_adaptive_pool_chooses_documents_from_the_grades_and_stops_at_the_budget(tmp_path, llm_server, cli_run):

@@ -77,7 +77,7 @@ question without answering it is a 1 at most.""",
     """Reply with JSON only: an object whose "grades" list has one entry per passage, in the order given. \
 The shape, where <...> marks what you fill in:
 {"grades": [{"passage": "<passage label, e.g. P1>", "grade": <0, 1, 2 or 3>, "reason": "<why, in a few words>"}]}""",
-    _obj({"grades": _list_of(_obj({"passage": _TEXT, "grade": {"type": "integer", "minimum": 0, "maximum": 3},
+    _obj({"grades": _list_of(_obj({"passage": _TEXT, "grade": {"type": "integer", "enum": [0, 1, 2, 3]},
                                    "reason": _TEXT}))}),
     base_tokens=48, tokens_per_item=72,
 )

@@ -49,6 +49,8 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context):
         # Bad input is printed as `path:line: message` with exit status 2, never a traceback; so is a model
         # server's refusal that every call would meet (bad key, no such model, no credit left).
+        import sqlite3
+
         from trecbench.errors import InputError
         from trecbench.llm.errors import ModelCallError
 
@@ -59,6 +61,10 @@ class LazyGroup(click.Group):
             ctx.exit(2)
         except ModelCallError as e:
             click.echo(f"stopped: {e}; nothing was recorded for the request it refused", err=True)
+            ctx.exit(2)
+        except sqlite3.DatabaseError as e:  # damage found after the store's checks, a locked or read-only file
+            click.echo(f"trecbench: the workspace database failed ({e}); a change it was making, if any, was rolled back",
+                       err=True)
             ctx.exit(2)
         except (KeyboardInterrupt, click.Abort):
             # Ctrl-C: one line and the shell's status for SIGINT; output files are written atomically, so an

@@ -317,3 +317,19 @@ def test_both_transports_retry_a_broken_200_and_stop_at_no_credit(llm_server, tr
     with pytest.raises(ModelCallError, match="no credit left") as caught:
         asyncio.run(llm.ask("q2", parse=json_object("grade")))
     assert caught.value.fatal and len(llm_server.requests) == 1
+
+
+@pytest.mark.parametrize("setting,sent", [("off", False), ("on", True), ("auto", True)])
+def test_structured_output_can_be_declared_for_every_command(bench, llm_server, cli_run, monkeypatch, setting, sent):
+    monkeypatch.setenv("TRECBENCH_STRUCTURED_OUTPUT", setting)
+    llm_server.script(grader)
+    r = cli_run(*judge_args(bench, llm_server, "--limit", "1"))
+    assert r.exit_code == 0, r.output
+    assert ("response_format" in llm_server.requests[0]) is sent
+
+
+def test_a_bad_structured_output_setting_is_one_line_exit_2(bench, llm_server, cli_run, monkeypatch):
+    monkeypatch.setenv("TRECBENCH_STRUCTURED_OUTPUT", "maybe")
+    r = cli_run(*judge_args(bench, llm_server, "--limit", "1"))
+    assert r.exit_code == 2 and "TRECBENCH_STRUCTURED_OUTPUT='maybe': use on, off or auto" in r.stderr
+    assert llm_server.requests == []

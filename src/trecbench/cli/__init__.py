@@ -52,7 +52,7 @@ class LazyGroup(click.Group):
         import sqlite3
 
         from trecbench.errors import InputError
-        from trecbench.llm.errors import ModelCallError
+        from trecbench.llm.errors import LLMError, ModelCallError
 
         try:
             return super().invoke(ctx)
@@ -61,6 +61,9 @@ class LazyGroup(click.Group):
             ctx.exit(2)
         except ModelCallError as e:
             click.echo(f"stopped: {e}; nothing was recorded for the request it refused", err=True)
+            ctx.exit(2)
+        except LLMError as e:  # a model setting that no call can work with
+            click.echo(f"trecbench: {e}", err=True)
             ctx.exit(2)
         except sqlite3.DatabaseError as e:  # damage found after the store's checks, a locked or read-only file
             click.echo(f"trecbench: the workspace database failed ({e}); a change it was making, if any, was rolled back",

@@ -50,7 +50,8 @@ class ModelConfig:
     endpoint is an `openai/` or `hosted_vllm/` model with an api_base, litellm elsewhere (see transport.py).
     `structured_output` says whether the server enforces a JSON schema given as `response_format`: None
     detects it (litellm's `supports_response_schema`; OpenAI-compatible servers are tried, and a server
-    that refuses the parameter is asked again without it), True or False declares it.
+    that refuses the parameter is asked again without it), True or False declares it; the environment
+    variable TRECBENCH_STRUCTURED_OUTPUT (on, off, auto) declares it for every command.
     """
 
     model: str
@@ -85,6 +86,24 @@ class ModelConfig:
         if unknown:
             raise ValueError(f"unknown model setting(s): {', '.join(unknown)}; sampling parameters go in `params`")
         return cls(**dict(settings))
+
+
+STRUCTURED_OUTPUT_VARIABLE = "TRECBENCH_STRUCTURED_OUTPUT"
+
+
+def structured_output_setting() -> bool | None:
+    """`TRECBENCH_STRUCTURED_OUTPUT`: `on`/`off` declare whether servers enforce a schema; unset or `auto` detects.
+
+    Raises LLMError for any other value, naming the ones it takes.
+    """
+    value = os.environ.get(STRUCTURED_OUTPUT_VARIABLE, "").strip().lower()
+    if value in ("", "auto"):
+        return None
+    if value in ("on", "1", "true", "yes"):
+        return True
+    if value in ("off", "0", "false", "no"):
+        return False
+    raise LLMError(f"{STRUCTURED_OUTPUT_VARIABLE}={value!r}: use on, off or auto")
 
 
 def _as_messages(messages: str | Messages) -> list[dict]:
@@ -132,7 +151,8 @@ class LLM:
         if not isinstance(self.transport, OpenAITransport):  # the SDK's servers need no provider lookup
             for model in [d["model"] for d in self._deployments] or [config.model]:
                 self._check_provider(model)
-        self._structured = config.structured_output
+        self._structured = (config.structured_output if config.structured_output is not None
+                            else structured_output_setting())
         # Price with the group's name when it has one, else with the (first) deployment's model.
         candidates = [config.model] + [d["model"] for d in self._deployments]
         priced = [m for m in candidates if is_priced(m)]

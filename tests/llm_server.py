@@ -47,6 +47,7 @@ class Behaviour:
     body: str | None = None  # raw body sent as it is (any code); for errors a JSON error object is made when None
     reasoning: str | None = None  # the message's `reasoning_content`, as reasoning servers send it
     error_code: str | None = None  # the error object's `code` (e.g. insufficient_quota)
+    usage: bool = True  # False: the completion has no `usage` (some local servers), the client counts
 
 
 def ok(text: str, *, prompt_tokens: int | None = None, completion_tokens: int | None = None) -> Behaviour:
@@ -237,8 +238,8 @@ class LLMServer:
                 "logprobs": None,
                 "finish_reason": b.finish_reason,
             }],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                      "total_tokens": prompt + completion},
+            **({"usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                          "total_tokens": prompt + completion}} if b.usage else {}),
         }
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:

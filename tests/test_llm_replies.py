@@ -208,7 +208,7 @@ def test_a_resumed_run_replays_a_paid_unreadable_reply_instead_of_paying_again(b
 
 
 def test_a_judging_run_against_an_openai_compatible_server_never_imports_litellm(bench, llm_server):
-    llm_server.script(grader)
+    llm_server.script(lambda body: Behaviour(text=grader(body), usage=False))  # tokens counted by the client
     code = ("import sys\nfrom trecbench.cli import cli\n"
             "try:\n    cli(sys.argv[1:])\nexcept SystemExit as e:\n    status = e.code\n"
             "print('LITELLM', 'litellm' in sys.modules, status)\n")

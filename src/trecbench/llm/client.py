@@ -402,10 +402,12 @@ class LLM:
         usage = getattr(response, "usage", None)
         prompt = getattr(usage, "prompt_tokens", None)
         reply = getattr(usage, "completion_tokens", None)
-        if prompt is None:  # a server that reports no usage: count ourselves
-            prompt = count_tokens(self.price_model, convo)
+        # A server that reports no usage: count ourselves, without stopping to import litellm while replies
+        # wait to be recorded (litellm counts exactly when it is loaded already).
+        if prompt is None:
+            prompt = count_tokens(self.price_model, convo, import_litellm=False)
         if reply is None:
-            reply = count_text_tokens(self.price_model, text)
+            reply = count_text_tokens(self.price_model, text, import_litellm=False)
         cost, known = call_cost(self.price_model, prompt, reply) if self.priced else (0.0, False)
         total, n = self._seen_completion_tokens
         self._seen_completion_tokens = [total + int(reply), n + 1]

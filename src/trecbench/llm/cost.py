@@ -91,8 +91,13 @@ def call_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[f
     return float(prompt_cost) + float(completion_cost), True
 
 
-def count_tokens(model: str, messages: Sequence[Mapping[str, Any]]) -> int:
-    """Prompt tokens of `messages` for `model` (litellm.token_counter; ~4 characters a token if that fails)."""
+def count_tokens(model: str, messages: Sequence[Mapping[str, Any]], *, import_litellm: bool = True) -> int:
+    """Prompt tokens of `messages` for `model` (litellm.token_counter; ~4 characters a token if that fails).
+
+    With `import_litellm=False` the approximation is used unless litellm is already imported.
+    """
+    if not import_litellm and not _litellm_loaded():
+        return max(1, len(json.dumps(list(messages), ensure_ascii=False)) // 4)
     litellm = load()
     try:
         return int(litellm.token_counter(model=model, messages=list(messages)))
@@ -100,8 +105,10 @@ def count_tokens(model: str, messages: Sequence[Mapping[str, Any]]) -> int:
         return max(1, len(json.dumps(list(messages), ensure_ascii=False)) // 4)
 
 
-def count_text_tokens(model: str, text: str) -> int:
-    """Tokens of a plain text for `model` (same fallback as `count_tokens`)."""
+def count_text_tokens(model: str, text: str, *, import_litellm: bool = True) -> int:
+    """Tokens of a plain text for `model` (same fallback and `import_litellm` as `count_tokens`)."""
+    if not import_litellm and not _litellm_loaded():
+        return max(1, len(text) // 4) if text else 0
     litellm = load()
     try:
         return int(litellm.token_counter(model=model, text=text))

@@ -59,7 +59,7 @@ def test_an_assessor_judges_with_the_keyboard_and_finds_the_grades_saved_after_r
         problems = watch(page)
         page.goto(url + "/")
         assert page.locator('tr[data-qid="1"] .count').inner_text() == "0 / 4"
-        page.locator('tr[data-qid="1"] a.button').click()
+        page.locator('tr[data-qid="1"] button.button').click()
         page.wait_for_url(re.compile(r"/judge\?"))
         assert shown_doc(page) == "d1"
         assert page.locator("mark").first.inner_text().lower() == "solar"
@@ -128,7 +128,7 @@ def test_two_assessors_judge_at_once_and_nothing_is_lost(bench, browser):
             pages[name].goto(f"{url}/?token={token}")
             assert pages[name].locator("#assessor").inner_text() == name
         for page in pages.values():
-            page.locator('tr[data-qid="1"] a.button').click()
+            page.locator('tr[data-qid="1"] button.button').click()
             page.wait_for_url(re.compile(r"/judge\?"))
         first = {name: shown_doc(page) for name, page in pages.items()}
         assert first == {"alice": "d1", "bob": "d3"}  # one pair, one assessor

@@ -33,7 +33,7 @@ def bench(tmp_path):
 
 
 def client_for(bench, *, require_token: bool = False) -> TestClient:
-    return TestClient(create_app(bench, require_token=require_token))
+    return TestClient(create_app(bench, require_token=require_token), base_url="http://127.0.0.1")
 
 
 @pytest.fixture
@@ -67,6 +67,11 @@ def post(client: TestClient, path: str, data: dict | None = None, *, page: str =
     response = client.post(path, data={"csrf": csrf, **(data or {})}, follow_redirects=False)
     assert response.status_code == 303, response.text
     return response
+
+
+def ticked(*nuggets) -> dict:
+    """The merge form's fields for these nuggets: each ticked, with the version the page showed."""
+    return {"nid": [n.id for n in nuggets], **{f"version-{n.id}": str(n.version) for n in nuggets}}
 
 
 def flash(client: TestClient, qid: str = "1") -> str:
@@ -197,7 +202,7 @@ def test_deleting_a_nugget_keeps_its_history_and_undo_brings_it_back(bench, clie
 
 def test_merging_ticked_nuggets_makes_one_with_the_given_text(bench, client):
     a, b, c = stored(bench)
-    response = post(client, "/nuggets/1/merge", {"nid": [a.id, c.id], "text": "Solar power is made and stored"})
+    response = post(client, "/nuggets/1/merge", {**ticked(a, c), "text": "Solar power is made and stored"})
     now = stored(bench)
     assert len(now) == 2 and b.id in [n.id for n in now]
     merged = next(n for n in now if n.text == "Solar power is made and stored")
@@ -208,10 +213,10 @@ def test_merging_ticked_nuggets_makes_one_with_the_given_text(bench, client):
 
 def test_merging_needs_two_nuggets_of_the_topic(bench, client):
     a = stored(bench)[0]
-    post(client, "/nuggets/1/merge", {"nid": [a.id]})
+    post(client, "/nuggets/1/merge", ticked(a))
     assert flash(client) == "Tick two or more nuggets to merge them."
     other = NuggetStore(Workspace(bench)).add("2", "Wind farms at sea", author="alice")
-    post(client, "/nuggets/1/merge", {"nid": [a.id, other.id]})
+    post(client, "/nuggets/1/merge", ticked(a, other))
     assert flash(client).startswith("no such nugget")
     assert len(stored(bench)) == 3 and len(stored(bench, "2")) == 1
 
@@ -312,7 +317,7 @@ def test_history_shows_text_as_escaped_words_taken_out_and_put_in(bench, client)
 def test_a_merged_nuggets_history_goes_on_to_show_the_edits_of_what_it_was_merged_from(bench, client):
     a, b, c = stored(bench)
     post(client, f"/nuggets/1/{a.id}/edit", {"version": a.version, "text": "Panels make power", "importance": "vital"})
-    post(client, "/nuggets/1/merge", {"nid": [a.id, b.id]})
+    post(client, "/nuggets/1/merge", ticked(*stored(bench)[:2]))
     merged = stored(bench)[0]
     page = client.get(f"/nuggets/1/{merged.id}/history").text
     rows = re.findall(r'<tr data-nid="([^"]+)" data-version="(\d+)"[^>]*>.*?<span class="action">(.*?)</span>', page,
@@ -324,7 +329,7 @@ def test_a_merged_nuggets_history_goes_on_to_show_the_edits_of_what_it_was_merge
 
 def test_undoing_a_merge_brings_back_the_merged_nuggets(bench, client):
     a, b, c = stored(bench)
-    post(client, "/nuggets/1/merge", {"nid": [a.id, b.id]})
+    post(client, "/nuggets/1/merge", ticked(a, b))
     merged = stored(bench)[0]
     post(client, f"/nuggets/1/{merged.id}/undo", {"version": merged.version})
     assert ids(bench) == [a.id, b.id, c.id]

@@ -161,15 +161,25 @@ class Workspace:
         return conn
 
     class _Tx:
+        """A write transaction; inside another one of the same thread it is a savepoint of it, so that a
+        caller can check a state and change it through methods that open their own transactions."""
+
         def __init__(self, conn: sqlite3.Connection):
             self.conn = conn
+            self.nested = False
 
         def __enter__(self) -> sqlite3.Connection:
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.nested = self.conn.in_transaction
+            self.conn.execute("SAVEPOINT nested" if self.nested else "BEGIN IMMEDIATE")
             return self.conn
 
         def __exit__(self, exc_type, exc, tb) -> None:
-            self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+            if self.nested:
+                if exc_type:
+                    self.conn.execute("ROLLBACK TO nested")
+                self.conn.execute("RELEASE nested")
+            else:
+                self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
 
     def transaction(self) -> "_Tx":
         return Workspace._Tx(self.connection())
@@ -286,6 +296,44 @@ class Workspace:
 
     def assessors(self) -> list[str]:
         return [r[0] for r in self.connection().execute("SELECT name FROM assessors ORDER BY name")]
+
+    def remove_assessor(self, name: str) -> None:
+        """Remove an assessor and end their sessions (their judgments stay); KeyError if there is none."""
+        with self.transaction() as c:
+            if c.execute("DELETE FROM assessors WHERE name = ?", (name,)).rowcount == 0:
+                raise KeyError(name)
+            c.execute("DELETE FROM web_sessions WHERE assessor = ?", (name,))
+
+    def new_token(self, name: str) -> str:
+        """Give an assessor a new token: the old one stops working and their sessions end."""
+        import secrets
+
+        token = secrets.token_urlsafe(18)
+        with self.transaction() as c:
+            if c.execute("UPDATE assessors SET token_hash = ? WHERE name = ?", (_hash_token(token), name)).rowcount == 0:
+                raise KeyError(name)
+            c.execute("DELETE FROM web_sessions WHERE assessor = ?", (name,))
+        return token
+
+    # ---- web app sessions ----
+
+    def open_session(self, assessor: str, via: str) -> str:
+        """Record a login session; returns its id (kept in the signed cookie)."""
+        import secrets
+
+        sid = secrets.token_urlsafe(24)
+        with self.transaction() as c:
+            c.execute("INSERT INTO web_sessions (id, assessor, via, created_at) VALUES (?, ?, ?, ?)",
+                      (sid, assessor, via, now()))
+        return sid
+
+    def session(self, sid: str) -> tuple[str, str] | None:
+        """(assessor, via) of a session that was not ended, else None."""
+        return self.connection().execute("SELECT assessor, via FROM web_sessions WHERE id = ?", (sid,)).fetchone()
+
+    def end_session(self, sid: str) -> None:
+        with self.transaction() as c:
+            c.execute("DELETE FROM web_sessions WHERE id = ?", (sid,))
 
     # ---- provenance ----
 

@@ -166,13 +166,13 @@ def take_next(ws: Workspace, pool: Pool, qid: str, assessor: str, per_pair: int,
         return docid
 
 
-def hold(ws: Workspace, qid: str, docid: str, assessor: str, per_pair: int, *,
+def hold(ws: Workspace, qid: str, docid: str | None, assessor: str, per_pair: int, *,
          lease_seconds: float = LEASE_SECONDS) -> bool:
-    """The assessor is looking at this pair: drop their other leases and (re)lease this one if it is open
-    to them. Returns whether they hold it."""
+    """The assessor goes to this pair: drop their other leases and (re)lease this one if it is open to them
+    (None: a pair that is not the pool's, which is never leased). Returns whether they hold it."""
     with ws.transaction() as c:
         now = time.time()
-        if _with_people(ws, TopicState(qid, [docid]), now).is_open(docid, assessor, per_pair):
+        if docid is not None and _with_people(ws, TopicState(qid, [docid]), now).is_open(docid, assessor, per_pair):
             _lease(ws, qid, docid, assessor, now + lease_seconds)
             return True
         c.execute("DELETE FROM leases WHERE assessor = ?", (assessor,))

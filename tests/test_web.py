@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -147,6 +148,26 @@ def test_only_documents_of_the_topics_pool_are_judged(bench):
     page = client.get("/judge", params={"qid": "1", "docid": "w1"}).text
     assert 'id="not-in-pool"' in page and 'id="grade-form"' not in page
     assert human_judgments(bench) == []
+
+
+def test_a_corpus_edited_while_serving_is_read_again(bench):
+    import json
+    import os
+
+    ws = Workspace(bench)
+    add_pool(ws, "p2", [("2", "w3", 0, None, True)])
+    client = local_client(bench)
+    page = client.get("/judge", params={"qid": "2", "docid": "w3"}).text
+    assert 'id="missing"' in page and "the corpus has no document &#39;w3&#39;" in page
+    corpus = Path(ws.corpus_source)
+    with corpus.open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"id": "w3", "contents": "Floating turbines far out."}) + "\n")
+    stat = corpus.stat()
+    os.utime(corpus, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # a second later, whatever the clock
+    page = client.get("/judge", params={"qid": "2", "docid": "w3"}).text
+    assert "Floating turbines far out." in page and 'id="missing"' not in page
+    judge(client, "2", "w3", 2)
+    assert human_judgments(bench) == [("local", "2", "w3", 2)]
 
 
 # ---- safety: corpus text is text ----

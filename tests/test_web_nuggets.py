@@ -402,3 +402,77 @@ def test_beyond_loopback_nugget_pages_and_posts_need_a_token(bench):
     post(public, f"/nuggets/1/{n.id}/approve", {"version": n.version})
     assert stored(bench)[0].updated_by == "alice"
     assert history(bench, n.id)[-1].author == "alice"
+
+
+# ---- saves from one version: compare-and-set ----
+
+def test_a_form_without_its_version_is_refused(bench, client):
+    n = stored(bench)[0]
+    for action, data in [("edit", {"text": "no version", "importance": "okay"}), ("approve", {}), ("delete", {}),
+                         ("undo", {})]:
+        post(client, f"/nuggets/1/{n.id}/{action}", data)
+        message = flash(client)
+        assert "does not say which version" in message and "nothing was done" in message, action
+    a, b = stored(bench)[:2]
+    post(client, "/nuggets/1/merge", {"nid": [a.id, b.id]})
+    assert "does not say which version" in flash(client)
+    assert stored(bench)[0] == n and len(history(bench, n.id)) == 1 and len(stored(bench)) == 3
+
+
+def test_of_two_saves_from_the_same_version_only_one_is_made(bench, monkeypatch):
+    """The second save arrives while the first is between its version check and its write: it must wait
+    for the first and then be refused, never check the old version and overwrite."""
+    import threading
+
+    n = stored(bench)[0]
+    first, second = client_for(bench), client_for(bench)
+    forms = {c: {"csrf": csrf_of(c.get("/nuggets/1").text), "version": str(n.version), "importance": "okay"}
+             for c in (first, second)}
+    real_edit = NuggetStore.edit
+    racing: list[threading.Thread] = []
+
+    def edit_while_another_saves(self, *args, **kwargs):
+        if not racing:  # the first save: let the second one run now, as far as it can get
+            other = threading.Thread(target=second.post, args=(f"/nuggets/1/{n.id}/edit",),
+                                     kwargs={"data": {**forms[second], "text": "second"}, "follow_redirects": False})
+            racing.append(other)
+            other.start()
+            other.join(1.0)  # done at once if it is not held up; held up until this save commits otherwise
+        return real_edit(self, *args, **kwargs)
+
+    monkeypatch.setattr(NuggetStore, "edit", edit_while_another_saves)
+    first.post(f"/nuggets/1/{n.id}/edit", data={**forms[first], "text": "first"})
+    racing[0].join(30)
+    versions = history(bench, n.id)
+    assert [v.action for v in versions] == ["add", "edit"]  # one save made, not two
+    assert stored(bench)[0].text == "first"
+    assert "was changed by local" in flash(second)
+
+
+# ---- ids are path segments ----
+
+def test_ids_containing_a_slash_reach_their_pages(bench, client):
+    made = NuggetStore(Workspace(bench)).add("t/1", "Wind at sea", author="alice")
+    assert "/" in made.id
+    quoted = made.id.replace("/", "%2F")
+    page = client.get("/nuggets/t%2F1")
+    assert page.status_code == 200 and "Wind at sea" in page.text
+    assert f'action="/nuggets/t%2F1/{quoted}/edit"' in page.text and 'action="/nuggets/t%2F1/add"' in page.text
+    assert client.get(f"/nuggets/t%2F1/{quoted}/history").status_code == 200
+    post(client, f"/nuggets/t%2F1/{quoted}/edit", {"version": made.version, "text": "Wind farms at sea",
+                                                    "importance": "vital"}, page="/nuggets/t%2F1")
+    assert flash(client, "t%2F1") == f"Saved nugget {made.id}."
+    assert stored(bench, "t/1")[0].text == "Wind farms at sea"
+    assert client.get("/nuggets/t%2F1/nope/x/history").status_code == 404
+
+
+def test_unlinking_an_alternative_that_does_not_exist_names_the_number_sent(bench, client):
+    n = stored(bench)[0]
+    post(client, f"/nuggets/1/{n.id}/link", {"version": n.version, "docid": "d1"})
+    n = stored(bench)[0]
+    for sent in ("-1", "1"):
+        post(client, f"/nuggets/1/{n.id}/unlink", {"version": n.version, "alternative": sent})
+        message = flash(client)
+        assert f"has no support alternative {sent} (its 1 are numbered 0 to 0)" in message, message
+        assert "#0" not in message
+    assert len(stored(bench)[0].support) == 1

@@ -77,6 +77,24 @@ def test_topic_list_shows_each_topic_with_its_progress(bench):
     assert rows == [("1", "1", "4"), ("2", "0", "2")]  # d5 duplicates d4: not offered
 
 
+def test_the_topic_list_counts_judgments_recorded_since_it_was_last_shown(bench):
+    client = local_client(bench, double=True)
+    counts = r'<tr data-qid="(\w+)">.*?<span class="count">(\d+) / (\d+)</span>.*?<td class="mine">(\d+)</td>'
+    assert re.findall(counts, client.get("/").text, re.S) == [("1", "0", "4", "0"), ("2", "0", "2", "0")]
+    ws = Workspace(bench)
+    ws.record_many([Judgment("1", "d1", 2, Judge("human", "alice")), Judgment("1", "d1", 1, Judge("human", "bob")),
+                    Judgment("1", "d3", 1, Judge("human", "alice")), Judgment("1", "d3", 0, Judge("human", "alice")),
+                    Judgment("1", "d5", 2, Judge("human", "bob")),  # a duplicate, not offered: not counted
+                    Judgment("1", "d4", 2, Judge("model", "m", model="m", prompt_id="p")),  # not a person
+                    Judgment("1", "d2", None, Judge("human", "bob"), status="failed")])
+    judge(client, "2", "w2", 1)
+    assert re.findall(counts, client.get("/").text, re.S) == [("1", "1", "4", "0"), ("2", "0", "2", "1")]
+    add_pool(ws, "p2", [("1", "d3", 0, None, True), ("1", "d2", 1, None, True)])  # a new pool: counted afresh
+    assert re.findall(counts, client.get("/").text, re.S) == [("1", "0", "2", "0")]
+    ws.record(Judgment("1", "d3", 3, Judge("human", "bob")))
+    assert re.findall(counts, client.get("/").text, re.S) == [("1", "1", "2", "0")]
+
+
 def test_without_a_pool_the_page_says_how_to_make_one(tmp_path):
     bench = make_bench(tmp_path, pool=False)
     page = local_client(bench).get("/")

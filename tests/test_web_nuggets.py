@@ -105,10 +105,16 @@ def test_the_topic_page_shows_the_narrative_and_the_nuggets_in_order(bench, clie
     assert "from llm" in page and "draft" in page and "no supporting documents yet" in page
 
 
-def test_only_documents_judged_relevant_are_offered_for_linking(client):
+def test_only_documents_judged_relevant_are_offered_for_linking(bench, client):
+    first = ids(bench)[0]
     page = client.get("/nuggets/1").text
+    assert 'name="docid"' not in page  # the documents are listed once, not once per nugget
+    assert page.count('class="link-docs"') == 3 and f'href="/nuggets/1?link={first}#n-{first}"' in page
+    page = client.get("/nuggets/1", params={"link": first}).text  # that nugget's form, open
     offered = re.findall(r'name="docid" value="([^"]+)"', page)
-    assert sorted(set(offered)) == ["d1", "d3", "d4"]  # d2 was judged 0
+    assert offered == ["d4", "d1", "d3"]  # judged relevant (d2 was judged 0), grade descending, once
+    assert re.search(rf'<li class="nugget [^"]*" id="n-{first}".*?<details class="link" open>', page, re.S)
+    assert page.count('class="link-docs"') == 2
     assert 'id="doc-d1"' in page and 'id="doc-d2"' not in page
 
 

@@ -134,26 +134,13 @@ def migrate(conn: sqlite3.Connection) -> int:
 
 
 def ensure_web_schema(conn: sqlite3.Connection) -> None:
-    """The assessor app's login sessions (one row per session, so a logout, `assessors remove` or a new
-    token ends it on the server) and the indexes its per-topic queries use. Created when missing, in one
-    transaction; a no-op on a database that has them."""
-    wanted = {"web_sessions", "judgments_topic_status", "leases_by_assessor", "pool_candidates_order"}
-    have = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE name IN (?, ?, ?, ?)",
-                                             tuple(sorted(wanted)))}
-    if have == wanted:
+    """The assessor app's login sessions: one row per session, so that a logout, `assessors remove` or a
+    new token ends it on the server. Created when missing (no numbered migration: a database without the
+    table is otherwise unchanged); a no-op on a database that has it."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'web_sessions'").fetchone():
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute("CREATE TABLE IF NOT EXISTS web_sessions (id TEXT PRIMARY KEY, assessor TEXT NOT NULL, "
-                     "via TEXT NOT NULL, created_at TEXT NOT NULL)")
-        conn.execute("CREATE INDEX IF NOT EXISTS judgments_topic_status ON judgments (qid, status, judge_id, docid)")
-        conn.execute("CREATE INDEX IF NOT EXISTS leases_by_assessor ON leases (assessor)")
-        conn.execute("CREATE INDEX IF NOT EXISTS pool_candidates_order "
-                     "ON pool_candidates (pool_id, qid, representative, priority, docid)")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    conn.execute("CREATE TABLE IF NOT EXISTS web_sessions (id TEXT PRIMARY KEY, assessor TEXT NOT NULL, "
+                 "via TEXT NOT NULL, created_at TEXT NOT NULL)")
 
 
 def _statements(sql: str) -> list[str]:

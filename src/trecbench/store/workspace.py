@@ -253,18 +253,18 @@ class Workspace:
                 out.append(cur.lastrowid)
         return out
 
-    def judgments(self, *, status: str | None = "ok"):
-        """All judgment rows as a DataFrame (id order) with the judge's kind, name, model and prompt."""
+    def judgments(self, *, status: str | None = "ok", qid: str | None = None):
+        """All judgment rows (of one topic with `qid`) as a DataFrame (id order) with the judge's kind, name,
+        model and prompt."""
         import pandas as pd
 
         sql = ("SELECT j.id, j.qid AS query_id, j.docid AS doc_id, j.grade, j.status, j.created_at, "
                "j.propagated_from, j.rationale, j.error, g.kind AS judge_kind, g.name AS judge, g.model, "
                "g.prompt_id, g.prompt_hash FROM judgments j JOIN judges g ON g.id = j.judge_id")
-        args: tuple = ()
-        if status:
-            sql += " WHERE j.status = ?"
-            args = (status,)
-        return pd.read_sql_query(sql + " ORDER BY j.id", self.connection(), params=args)
+        where = [(c, v) for c, v in (("j.status = ?", status), ("j.qid = ?", qid)) if v]
+        if where:
+            sql += " WHERE " + " AND ".join(c for c, _ in where)
+        return pd.read_sql_query(sql + " ORDER BY j.id", self.connection(), params=tuple(v for _, v in where))
 
     def judged_pairs(self, judge: Judge) -> set[tuple[str, str]]:
         """Pairs this judge has a successful judgment for (what a resumed run skips)."""

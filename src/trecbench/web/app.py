@@ -85,6 +85,10 @@ def serve(workspace: str | os.PathLike | Workspace, *, host: str = "127.0.0.1", 
 
     needs_token = not auth.is_loopback(host) if require_token is None else require_token
     app = create_app(workspace, require_token=needs_token, double=double, host=host, allowed_hosts=allowed_hosts)
+    bench: Bench = app.state.bench
+    pool = queries.newest_pool(bench.ws)
+    if pool is not None:  # count the topic list once now, not in the first assessor's request
+        bench.tally.progress(bench.ws, pool, auth.LOCAL)
     config = uvicorn.Config(app, host=host, port=port, log_level="info")
     logging.getLogger("uvicorn.access").addFilter(auth.hide_tokens)  # after Config, which sets up logging
     uvicorn.Server(config).run()
@@ -95,7 +99,7 @@ def serve(workspace: str | os.PathLike | Workspace, *, host: str = "127.0.0.1", 
 def topics_page(request: Request) -> Response:
     bench, who = bench_of(request), me(request)
     pool = queries.newest_pool(bench.ws)
-    rows = queries.progress(bench.ws, pool, who, bench.per_pair) if pool else []
+    rows = bench.tally.progress(bench.ws, pool, who) if pool else []
     return render(request, "topics.html", pool=pool, rows=rows, bench_path=str(bench.ws.path), href=href)
 
 

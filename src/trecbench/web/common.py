@@ -20,6 +20,7 @@ from starlette.templating import Jinja2Templates
 from trecbench.errors import InputError
 from trecbench.store.workspace import Workspace
 from trecbench.web import auth
+from trecbench.web.queries import Tally
 
 HERE = Path(__file__).resolve().parent
 GRADES = {0: "not relevant", 1: "related", 2: "highly relevant", 3: "perfectly relevant"}
@@ -36,15 +37,18 @@ class Bench:
         self.require_token = require_token
         self.per_pair = 2 if double else 1
         self.lease_seconds = lease_seconds
+        self._source = ws.corpus_source  # resolved once: it is read for every document shown
         self._corpus: Any = None
         self._corpus_stamp: tuple | None = None
         self._corpus_lock = threading.Lock()
         self._nugget_store: Any = None
         self._nugget_stamp: tuple | None = None
+        self.tally = Tally(self.per_pair)
+        self._relevant: dict[str, tuple[int | None, list[tuple[str, int]]]] = {}  # the topic list's counts, kept up to date
 
     def _stamp(self) -> tuple | None:
         """The corpus file's size and modification time (None for a corpus that is not a file)."""
-        source = self.ws.corpus_source
+        source = self._source
         if not source or source.startswith("irds:"):
             return None
         try:
@@ -56,8 +60,11 @@ class Bench:
     def corpus(self):
         """The workspace's corpus, opened again when its file changed since it was opened (the server keeps
         running while someone fixes or extends the corpus); raises InputError when it cannot be read."""
+        stamp = self._stamp()
+        opened = self._corpus  # read once: another thread may replace it meanwhile
+        if opened is not None and stamp == self._corpus_stamp:
+            return opened
         with self._corpus_lock:  # opening scans or loads the offset index: once per version of the file
-            stamp = self._stamp()
             if self._corpus is None or stamp != self._corpus_stamp:
                 self._corpus = None
                 self._corpus = self.ws.corpus()
@@ -72,6 +79,18 @@ class Bench:
             return None, str(e)
         doc = corpus.get(docid)
         return (doc, None) if doc is not None else (None, f"the corpus has no document {docid!r}")
+
+    def relevant(self, qid: str) -> list[tuple[str, int]]:
+        """The topic's judged-relevant (docid, grade), as nugget linking offers them; read again only when
+        the topic has a judgment it did not have before (rows are only added, so the newest id tells)."""
+        from trecbench.nuggets.store import relevant_by_topic
+
+        newest = self.ws.connection().execute("SELECT MAX(id) FROM judgments WHERE qid = ?", (qid,)).fetchone()[0]
+        cached = self._relevant.get(qid)
+        if cached is None or cached[0] != newest:
+            cached = (newest, relevant_by_topic(self.ws, qid=qid).get(qid, []))
+            self._relevant[qid] = cached
+        return cached[1]
 
     def nugget_store(self):
         """The workspace's NuggetStore, made again when the corpus changed (it hashes linked documents)."""

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, urlencode
 
 from markupsafe import Markup, escape
 from starlette.concurrency import run_in_threadpool
@@ -90,6 +90,12 @@ def topic_url(qid: str, nid: str | None = None) -> str:
     return f"/nuggets/{quote(qid, safe='')}" + (f"#n-{quote(nid, safe='')}" if nid else "")
 
 
+def link_url(qid: str, nid: str) -> str:
+    """The topic page with the nugget's form for linking documents open (one nugget's at a time: a topic
+    with hundreds of relevant documents and dozens of nuggets would list them thousands of times)."""
+    return f"{topic_url(qid)}?{urlencode({'link': nid})}#n-{quote(nid, safe='')}"
+
+
 def nugget_url(qid: str, nid: str, what: str) -> str:
     return f"/nuggets/{quote(qid, safe='')}/{quote(nid, safe='')}/{what}"
 
@@ -135,14 +141,12 @@ class TopicRow:
 def topics_page(request: Request) -> Response:
     bench = bench_of(request)
     me(request)
-    by_topic = store(bench).topics()
+    counts = {qid: (total, vital, approved) for qid, total, vital, approved in queries.nugget_counts(bench.ws)}
     texts = dict(bench.ws.connection().execute("SELECT qid, text FROM topics").fetchall())
     rows = []
-    for qid in sorted(set(texts) | set(by_topic), key=queries._topic_order):
-        ns = by_topic.get(qid, [])
+    for qid in sorted(set(texts) | set(counts), key=queries._topic_order):
         text = texts[qid] if qid in texts else store(bench).query(qid) or ""  # a topic only a nuggets file had
-        rows.append(TopicRow(qid, text, len(ns), sum(n.importance == "vital" for n in ns),
-                             sum(n.status == "approved" for n in ns)))
+        rows.append(TopicRow(qid, text, *counts.get(qid, (0, 0, 0))))
     return render(request, "nuggets_topics.html", rows=rows, topic_url=topic_url)
 
 
@@ -162,18 +166,16 @@ def topic_page(request: Request, qid: str) -> Response:
     nuggets = store(bench).topic(qid)
     if not nuggets and not queries.known_topic(bench.ws, qid):
         raise HTTPException(404, f"no topic {qid!r}")
-    from trecbench.nuggets.store import relevant_by_topic
-
     topic = _topic(bench, qid)
     terms = query_terms(topic[0]) if topic else []
     docs = []
-    for docid, grade in relevant_by_topic(bench.ws).get(qid, []):
+    for docid, grade in bench.relevant(qid):
         doc, missing = bench.document(docid)
         text = doc.text if doc else ""
         docs.append(DocView(docid, grade, doc.title if doc else None, highlight(text, terms) if doc else None,
                             _short(" ".join(text.split()), SNIPPET), missing))
     return render(request, "nuggets_topic.html", qid=qid, topic=topic, nuggets=nuggets, docs=docs,
-                      relevant={d.docid for d in docs}, importance=IMPORTANCE,
+                  linking=request.query_params.get("link"), link_url=link_url, relevant={d.docid for d in docs}, importance=IMPORTANCE,
                       flash=request.session.pop("flash", None), nugget_url=nugget_url, topic_url=topic_url,
                       when=when)
 
@@ -524,12 +526,10 @@ def _move(bench, nuggets, current, nid, form, who) -> Outcome:
 
 
 def _link(bench, nuggets, current, nid, form, who) -> Outcome:
-    from trecbench.nuggets.store import relevant_documents
-
     docids = list(dict.fromkeys(str(d) for d in form.getlist("docid")))
     if not docids:
         raise Refused("Tick one document (it supports the nugget alone) or several (they support it together).")
-    relevant = set(relevant_documents(bench.ws, current.qid))
+    relevant = {docid for docid, _ in bench.relevant(current.qid)}
     outside = [d for d in docids if d not in relevant]
     if outside:
         raise Refused(f"Only documents judged relevant to topic {current.qid} can support its nuggets, "

@@ -175,9 +175,9 @@ def topic_page(request: Request, qid: str) -> Response:
         docs.append(DocView(docid, grade, doc.title if doc else None, highlight(text, terms) if doc else None,
                             _short(" ".join(text.split()), SNIPPET), missing))
     return render(request, "nuggets_topic.html", qid=qid, topic=topic, nuggets=nuggets, docs=docs,
-                  linking=request.query_params.get("link"), link_url=link_url, relevant={d.docid for d in docs}, importance=IMPORTANCE,
-                      flash=request.session.pop("flash", None), nugget_url=nugget_url, topic_url=topic_url,
-                      when=when)
+                  linking=request.query_params.get("link"), link_url=link_url, relevant={d.docid for d in docs},
+                  importance=IMPORTANCE, flash=request.session.pop("flash", None), nugget_url=nugget_url,
+                  topic_url=topic_url, when=when)
 
 
 def _topic(bench: Bench, qid: str) -> tuple[str, str | None] | None:

@@ -244,3 +244,15 @@ def test_serve_refuses_other_host_names_and_other_sites(bench):
         proc.terminate()
         proc.wait(15)
     assert human_judgments(bench) == []
+
+
+def test_sessions_older_than_a_cookie_lasts_are_dropped_at_the_next_login(bench):
+    from trecbench.store.workspace import SESSION_SECONDS
+
+    alice, _ = logged_in(bench)
+    ws = Workspace(bench)
+    ws.connection().execute("UPDATE web_sessions SET created_at = '2000-01-01T00:00:00.000+00:00'")
+    assert SESSION_SECONDS == 14 * 24 * 3600
+    logged_in(bench, "bob")
+    assert [r[0] for r in ws.connection().execute("SELECT assessor FROM web_sessions")] == ["bob"]
+    assert alice.get("/", follow_redirects=False).status_code == 303  # her old session is gone

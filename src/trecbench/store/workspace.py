@@ -20,6 +20,7 @@ from trecbench.errors import InputError
 
 CONFIG = "trecbench.toml"
 DATABASE = "bench.sqlite"
+SESSION_SECONDS = 14 * 24 * 3600  # how long a web app login lasts
 
 
 def now() -> str:
@@ -318,11 +319,15 @@ class Workspace:
     # ---- web app sessions ----
 
     def open_session(self, assessor: str, via: str) -> str:
-        """Record a login session; returns its id (kept in the signed cookie)."""
+        """Record a login session; returns its id (kept in the signed cookie). Sessions older than
+        SESSION_SECONDS (the cookie's lifetime) are dropped."""
         import secrets
+        from datetime import timedelta
 
         sid = secrets.token_urlsafe(24)
+        stale = (datetime.now(timezone.utc) - timedelta(seconds=SESSION_SECONDS)).isoformat(timespec="milliseconds")
         with self.transaction() as c:
+            c.execute("DELETE FROM web_sessions WHERE created_at < ?", (stale,))
             c.execute("INSERT INTO web_sessions (id, assessor, via, created_at) VALUES (?, ?, ?, ?)",
                       (sid, assessor, via, now()))
         return sid

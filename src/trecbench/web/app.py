@@ -23,7 +23,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from trecbench.store.workspace import Judge, Judgment, Workspace, text_hash
+from trecbench.store.workspace import SESSION_SECONDS, Judge, Judgment, Workspace, text_hash
 from trecbench.web import auth, nuggets, queries
 from trecbench.web.common import (
     GRADES,
@@ -67,7 +67,8 @@ def create_app(workspace: str | os.PathLike | Workspace, *, require_token: bool,
         ],
         middleware=[
             Middleware(auth.Gate, hosts=auth.allowed_hosts(host, extra), extra=extra),
-            Middleware(SessionMiddleware, secret_key=secret, session_cookie=cookie, same_site="lax"),
+            Middleware(SessionMiddleware, secret_key=secret, session_cookie=cookie, same_site="lax",
+                       max_age=SESSION_SECONDS),
             Middleware(auth.Guard, ws=ws, require_token=require_token, throttle=throttle),
         ],
     )

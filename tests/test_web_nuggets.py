@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 import pytest
 
@@ -480,3 +481,24 @@ def test_unlinking_an_alternative_that_does_not_exist_names_the_number_sent(benc
         assert f"has no support alternative {sent} (its 1 are numbered 0 to 0)" in message, message
         assert "#0" not in message
     assert len(stored(bench)[0].support) == 1
+
+
+def test_the_relevant_documents_follow_new_judgments_and_corpus_edits(bench, client):
+    import json
+    import os
+
+    page = client.get("/nuggets/1").text
+    assert 'id="doc-d1"' in page and 'id="doc-d2"' not in page
+    ws = Workspace(bench)
+    ws.record(Judgment("1", "d2", 2, Judge("human", "alice")))  # recorded elsewhere while the page is served
+    assert 'id="doc-d2"' in client.get("/nuggets/1").text
+    corpus = Path(ws.corpus_source)
+    lines = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+    for record in lines:
+        if record["id"] == "d1":
+            record["contents"] = "Photovoltaic cells, rewritten."
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    stat = corpus.stat()
+    os.utime(corpus, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    page = client.get("/nuggets/1").text
+    assert "Photovoltaic cells, rewritten." in page and "Indented second paragraph" not in page

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 from urllib.parse import urlencode
 
 import jinja2
@@ -27,6 +27,7 @@ GRADES = {0: "not relevant", 1: "related", 2: "highly relevant", 3: "perfectly r
 # Form fields that may be sent more than once (ticked checkboxes); any other field sent twice is refused,
 # so that `grade=99&grade=1` never means whichever copy a parser happens to keep.
 LIST_FIELDS = frozenset({"nid", "docid"})
+T = TypeVar("T")
 
 
 class Bench:
@@ -44,7 +45,7 @@ class Bench:
         self._nugget_store: Any = None
         self._nugget_stamp: tuple | None = None
         self.tally = Tally(self.per_pair)
-        self._relevant: dict[str, tuple[int | None, list[tuple[str, int]]]] = {}  # the topic list's counts, kept up to date
+        self._memo: dict[tuple, tuple[tuple, Any]] = {}  # the topic list's counts, kept up to date
 
     def _stamp(self) -> tuple | None:
         """The corpus file's size and modification time (None for a corpus that is not a file)."""
@@ -80,17 +81,28 @@ class Bench:
         doc = corpus.get(docid)
         return (doc, None) if doc is not None else (None, f"the corpus has no document {docid!r}")
 
+    def topic_version(self, qid: str) -> tuple:
+        """What a topic's derived views depend on: its newest judgment (rows are only added, so a new id
+        tells that something changed) and the corpus file's version."""
+        newest = self.ws.connection().execute("SELECT MAX(id) FROM judgments WHERE qid = ?", (qid,)).fetchone()[0]
+        return (newest, self._stamp())
+
+    def memo(self, key: tuple, version: tuple, make: Callable[[], T]) -> T:
+        """`make()`, kept under `key` until `version` changes (one version per key: per topic, not a cache
+        that grows)."""
+        found = self._memo.get(key)
+        if found is None or found[0] != version:
+            found = (version, make())
+            self._memo[key] = found
+        return found[1]
+
     def relevant(self, qid: str) -> list[tuple[str, int]]:
         """The topic's judged-relevant (docid, grade), as nugget linking offers them; read again only when
-        the topic has a judgment it did not have before (rows are only added, so the newest id tells)."""
+        the topic has a judgment it did not have before."""
         from trecbench.nuggets.store import relevant_by_topic
 
-        newest = self.ws.connection().execute("SELECT MAX(id) FROM judgments WHERE qid = ?", (qid,)).fetchone()[0]
-        cached = self._relevant.get(qid)
-        if cached is None or cached[0] != newest:
-            cached = (newest, relevant_by_topic(self.ws, qid=qid).get(qid, []))
-            self._relevant[qid] = cached
-        return cached[1]
+        return self.memo(("relevant", qid), self.topic_version(qid),
+                         lambda: relevant_by_topic(self.ws, qid=qid).get(qid, []))
 
     def nugget_store(self):
         """The workspace's NuggetStore, made again when the corpus changed (it hashes linked documents)."""

@@ -168,16 +168,23 @@ def topic_page(request: Request, qid: str) -> Response:
         raise HTTPException(404, f"no topic {qid!r}")
     topic = _topic(bench, qid)
     terms = query_terms(topic[0]) if topic else []
+    docs = bench.memo(("documents", qid), (*bench.topic_version(qid), tuple(terms)),
+                      lambda: _documents(bench, qid, terms))
+    return render(request, "nuggets_topic.html", qid=qid, topic=topic, nuggets=nuggets, docs=docs,
+                  linking=request.query_params.get("link"), link_url=link_url, relevant={d.docid for d in docs},
+                  importance=IMPORTANCE, flash=request.session.pop("flash", None), nugget_url=nugget_url,
+                  topic_url=topic_url, when=when)
+
+
+def _documents(bench: Bench, qid: str, terms: list[str]) -> list[DocView]:
+    """The topic's judged-relevant documents as the page shows them (read from the corpus, words marked)."""
     docs = []
     for docid, grade in bench.relevant(qid):
         doc, missing = bench.document(docid)
         text = doc.text if doc else ""
         docs.append(DocView(docid, grade, doc.title if doc else None, highlight(text, terms) if doc else None,
                             _short(" ".join(text.split()), SNIPPET), missing))
-    return render(request, "nuggets_topic.html", qid=qid, topic=topic, nuggets=nuggets, docs=docs,
-                  linking=request.query_params.get("link"), link_url=link_url, relevant={d.docid for d in docs},
-                  importance=IMPORTANCE, flash=request.session.pop("flash", None), nugget_url=nugget_url,
-                  topic_url=topic_url, when=when)
+    return docs
 
 
 def _topic(bench: Bench, qid: str) -> tuple[str, str | None] | None:

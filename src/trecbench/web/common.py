@@ -47,7 +47,7 @@ class Bench:
         self.tally = Tally(self.per_pair)
         self._memo: dict[tuple, tuple[tuple, Any]] = {}  # the topic list's counts, kept up to date
 
-    def _stamp(self) -> tuple | None:
+    def corpus_version(self) -> tuple | None:
         """The corpus file's size and modification time (None for a corpus that is not a file)."""
         source = self._source
         if not source or source.startswith("irds:"):
@@ -61,7 +61,7 @@ class Bench:
     def corpus(self):
         """The workspace's corpus, opened again when its file changed since it was opened (the server keeps
         running while someone fixes or extends the corpus); raises InputError when it cannot be read."""
-        stamp = self._stamp()
+        stamp = self.corpus_version()
         opened = self._corpus  # read once: another thread may replace it meanwhile
         if opened is not None and stamp == self._corpus_stamp:
             return opened
@@ -85,7 +85,7 @@ class Bench:
         """What a topic's derived views depend on: its newest judgment (rows are only added, so a new id
         tells that something changed) and the corpus file's version."""
         newest = self.ws.connection().execute("SELECT MAX(id) FROM judgments WHERE qid = ?", (qid,)).fetchone()[0]
-        return (newest, self._stamp())
+        return (newest, self.corpus_version())
 
     def memo(self, key: tuple, version: tuple, make: Callable[[], T]) -> T:
         """`make()`, kept under `key` until `version` changes (one version per key: per topic, not a cache
@@ -107,7 +107,7 @@ class Bench:
     def nugget_store(self):
         """The workspace's NuggetStore, made again when the corpus changed (it hashes linked documents)."""
         with self._corpus_lock:
-            stamp = self._stamp()
+            stamp = self.corpus_version()
             if self._nugget_store is None or stamp != self._nugget_stamp:
                 from trecbench.nuggets.store import NuggetStore
 

@@ -168,8 +168,7 @@ def topic_page(request: Request, qid: str) -> Response:
         raise HTTPException(404, f"no topic {qid!r}")
     topic = _topic(bench, qid)
     terms = query_terms(topic[0]) if topic else []
-    docs = bench.memo(("documents", qid), (*bench.topic_version(qid), tuple(terms)),
-                      lambda: _documents(bench, qid, terms))
+    docs = _documents(bench, qid, terms)
     return render(request, "nuggets_topic.html", qid=qid, topic=topic, nuggets=nuggets, docs=docs,
                   linking=request.query_params.get("link"), link_url=link_url, relevant={d.docid for d in docs},
                   importance=IMPORTANCE, flash=request.session.pop("flash", None), nugget_url=nugget_url,
@@ -177,14 +176,19 @@ def topic_page(request: Request, qid: str) -> Response:
 
 
 def _documents(bench: Bench, qid: str, terms: list[str]) -> list[DocView]:
-    """The topic's judged-relevant documents as the page shows them (read from the corpus, words marked)."""
-    docs = []
-    for docid, grade in bench.relevant(qid):
+    """The topic's judged-relevant documents as the page shows them (read from the corpus, words marked);
+    each is kept until its grade, the corpus file or the topic's words change, so a page after a new
+    judgment reads one document, not all of them again."""
+    stamp, words = bench.corpus_version(), tuple(terms)
+
+    def view(docid: str, grade: int) -> DocView:
         doc, missing = bench.document(docid)
         text = doc.text if doc else ""
-        docs.append(DocView(docid, grade, doc.title if doc else None, highlight(text, terms) if doc else None,
-                            _short(" ".join(text.split()), SNIPPET), missing))
-    return docs
+        return DocView(docid, grade, doc.title if doc else None, highlight(text, terms) if doc else None,
+                       _short(" ".join(text.split()), SNIPPET), missing)
+
+    return [bench.memo(("document", qid, docid), (grade, stamp, words), lambda d=docid, g=grade: view(d, g))
+            for docid, grade in bench.relevant(qid)]
 
 
 def _topic(bench: Bench, qid: str) -> tuple[str, str | None] | None:

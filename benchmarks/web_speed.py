@@ -14,13 +14,14 @@ request waits for the CPU time of the others, so p95 <= 200 ms needs the pages' 
 200 / 8 = 25 ms on average, and a core free for the server.
 
 Where the time went, and what changed (measured with this script and a sampling profiler):
-- the topic list joined every judgment with the pool on each request (50k x 100k: ~0.2-6 s of SQLite,
-  depending on the plan); it now keeps the counts and reads only the judgments added since the last
-  look (`trecbench.web.queries.Tally`);
-- a topic's nugget page read every judgment of the workspace to find the topic's relevant documents,
-  and listed each of them (with a preview) in every nugget's link form (375 documents x 10 nuggets: a
-  1.8 MB page); it now reads the topic's judgments only when they changed, and opens one nugget's link
-  form at a time; query words are marked with one regular expression pass over the escaped text;
+- the topic list joined every judgment with the pool on each request (563 ms of CPU here; 6.5 s with
+  an index on judgments (qid, status, judge_id, docid), which the planner then preferred); it now keeps
+  the counts and reads only the judgments added since the last look (`trecbench.web.queries.Tally`);
+- a topic's nugget page (1,141 ms of CPU) read every judgment of the workspace to find the topic's
+  relevant documents, and listed each of them (with a preview) in every nugget's link form (~400
+  documents x 10 nuggets: a 1.8 MB page); it now reads the topic's judgments only when they changed,
+  keeps each document's view until its grade or the corpus changes, and opens one nugget's link form
+  at a time; query words are marked with one regular expression pass over the escaped text;
 - indexes: the per-topic queries already use the primary keys and `judgments_pair`; extra indexes
   (judgments by topic and status, leases by assessor, pool candidates in priority order) changed them
   by well under 1 ms and one of them made the planner choose a far slower plan for the topic list, so

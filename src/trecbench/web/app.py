@@ -42,12 +42,14 @@ from trecbench.web.highlight import highlight, query_terms
 
 
 def create_app(workspace: str | os.PathLike | Workspace, *, require_token: bool, double: bool = False,
-               lease_seconds: float = queries.LEASE_SECONDS, host: str = "127.0.0.1",
+               lease_seconds: float = queries.LEASE_SECONDS, pool: str | None = None, host: str = "127.0.0.1",
                allowed_hosts: Iterable[str] = (), throttle: auth.Throttle | None = None) -> Starlette:
     """The app for one workspace, served at `host` (a request naming another host is refused; `allowed_hosts`
-    adds names, e.g. a reverse proxy's). `require_token` must be true whenever it listens beyond loopback."""
+    adds names, e.g. a reverse proxy's). `require_token` must be true whenever it listens beyond loopback;
+    `pool` names the pool to judge (default: the newest)."""
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
-    bench = Bench(ws, require_token=require_token, double=double, lease_seconds=lease_seconds)
+    ws.pool(pool)  # an unknown pool is refused before anything listens
+    bench = Bench(ws, require_token=require_token, double=double, lease_seconds=lease_seconds, pool=pool)
     secret = auth.session_secret(ws)
     cookie = "trecbench_" + hashlib.sha256(secret.encode()).hexdigest()[:8]  # two benches on one host keep apart
     extra = frozenset(h.lower().strip("[]") for h in allowed_hosts)
@@ -78,18 +80,19 @@ def create_app(workspace: str | os.PathLike | Workspace, *, require_token: bool,
 
 
 def serve(workspace: str | os.PathLike | Workspace, *, host: str = "127.0.0.1", port: int = 8000, double: bool = False,
-          require_token: bool | None = None, allowed_hosts: Iterable[str] = ()) -> None:
+          require_token: bool | None = None, pool: str | None = None, allowed_hosts: Iterable[str] = ()) -> None:
     """Run the app with uvicorn until interrupted; tokens are required unless bound to a loopback address."""
     import logging
 
     import uvicorn
 
     needs_token = not auth.is_loopback(host) if require_token is None else require_token
-    app = create_app(workspace, require_token=needs_token, double=double, host=host, allowed_hosts=allowed_hosts)
+    app = create_app(workspace, require_token=needs_token, double=double, pool=pool, host=host,
+                     allowed_hosts=allowed_hosts)
     bench: Bench = app.state.bench
-    pool = queries.newest_pool(bench.ws)
-    if pool is not None:  # count the topic list once now, not in the first assessor's request
-        bench.tally.progress(bench.ws, pool, auth.LOCAL)
+    judged = bench.pool()
+    if judged is not None:  # count the topic list once now, not in the first assessor's request
+        bench.tally.progress(bench.ws, judged, auth.LOCAL)
     config = uvicorn.Config(app, host=host, port=port, log_level="info")
     logging.getLogger("uvicorn.access").addFilter(auth.hide_tokens)  # after Config, which sets up logging
     uvicorn.Server(config).run()
@@ -99,7 +102,7 @@ def serve(workspace: str | os.PathLike | Workspace, *, host: str = "127.0.0.1", 
 
 def topics_page(request: Request) -> Response:
     bench, who = bench_of(request), me(request)
-    pool = queries.newest_pool(bench.ws)
+    pool = bench.pool()
     rows = bench.tally.progress(bench.ws, pool, who) if pool else []
     return render(request, "topics.html", pool=pool, rows=rows, bench_path=str(bench.ws.path), href=href)
 
@@ -107,7 +110,7 @@ def topics_page(request: Request) -> Response:
 def topic_page(request: Request) -> Response:
     bench, who = bench_of(request), me(request)
     qid = param(request, "qid")
-    pool = queries.newest_pool(bench.ws)
+    pool = bench.pool()
     if pool is None:
         return redirect("/")
     state = queries.topic_state(bench.ws, pool, qid)
@@ -136,7 +139,7 @@ async def next_pair(request: Request) -> Response:
 
 
 def _next(bench: Bench, who: str, qid: str, after: str | None) -> Response:
-    pool = queries.newest_pool(bench.ws)
+    pool = bench.pool()
     if pool is None:
         return redirect("/")
     docid = queries.take_next(bench.ws, pool, qid, who, bench.per_pair, after=after, lease_seconds=bench.lease_seconds)
@@ -155,7 +158,7 @@ async def open_pair(request: Request) -> Response:
         raise HTTPException(400, "opening a document needs qid and docid")
 
     def run() -> None:
-        pool = queries.newest_pool(bench.ws)
+        pool = bench.pool()
         in_pool = pool is not None and queries.in_pool(bench.ws, pool, qid, docid)
         queries.hold(bench.ws, qid, docid if in_pool else None, who, bench.per_pair, lease_seconds=bench.lease_seconds)
 
@@ -166,7 +169,7 @@ async def open_pair(request: Request) -> Response:
 def judge_page(request: Request) -> Response:
     bench, who = bench_of(request), me(request)
     qid, docid = param(request, "qid"), param(request, "docid")
-    pool = queries.newest_pool(bench.ws)
+    pool = bench.pool()
     if pool is None:
         return redirect("/")
     in_pool = queries.in_pool(bench.ws, pool, qid, docid)
@@ -207,7 +210,7 @@ def _record(bench: Bench, who: str, qid: str, docid: str, grade: int) -> None:
     """One judgment of a pair of the pool being judged; anything else is refused (nothing is recorded)."""
     if not queries.known_topic(bench.ws, qid):
         raise HTTPException(404, f"no topic {qid!r}")
-    pool = queries.newest_pool(bench.ws)
+    pool = bench.pool()
     if pool is None or not queries.in_pool(bench.ws, pool, qid, docid):
         where = f"pool {pool.name!r}" if pool else "any pool"
         raise HTTPException(409, f"document {docid!r} is not in {where} for topic {qid!r}: only the pool's "

@@ -20,7 +20,7 @@ from starlette.templating import Jinja2Templates
 from trecbench.errors import InputError
 from trecbench.store.workspace import Workspace
 from trecbench.web import auth
-from trecbench.web.queries import Tally
+from trecbench.web.queries import Pool, Tally, serving_pool
 
 HERE = Path(__file__).resolve().parent
 GRADES = {0: "not relevant", 1: "related", 2: "highly relevant", 3: "perfectly relevant"}
@@ -33,8 +33,10 @@ T = TypeVar("T")
 class Bench:
     """What the routes share: the workspace (one SQLite connection per thread), its corpus and the options."""
 
-    def __init__(self, ws: Workspace, *, require_token: bool, double: bool, lease_seconds: float):
+    def __init__(self, ws: Workspace, *, require_token: bool, double: bool, lease_seconds: float,
+                 pool: str | None = None):
         self.ws = ws
+        self.pool_name = pool  # None: the newest pool
         self.require_token = require_token
         self.per_pair = 2 if double else 1
         self.lease_seconds = lease_seconds
@@ -46,6 +48,10 @@ class Bench:
         self._nugget_stamp: tuple | None = None
         self.tally = Tally(self.per_pair)
         self._memo: dict[tuple, tuple[tuple, Any]] = {}  # the topic list's counts, kept up to date
+
+    def pool(self) -> Pool | None:
+        """The pool being judged (--pool, else the newest)."""
+        return serving_pool(self.ws, self.pool_name)
 
     def corpus_version(self) -> tuple | None:
         """The corpus file's size and modification time (None for a corpus that is not a file)."""

@@ -1,6 +1,7 @@
-"""What an assessor judges next, who holds which pair, and how far each topic is: SQL over the bench store.
+"""What an assessor judges next, who holds which pair, and how far each topic is, over the bench store.
 
-The work is the newest pool's duplicate-group representatives, topic by topic in priority order. A pair
+The work is the served pool's (the newest, or `serve --pool`'s) duplicate-group representatives, topic by
+topic in priority order. A pair
 is *complete* when `per_pair` different people (1, or 2 with double judging) have judged it. A lease
 (`leases` table, ~10 minutes, renewed on view, released on judge) offers a pair to one assessor at a
 time: a pair is open to an assessor who has not judged it while judgments plus other assessors' live
@@ -13,13 +14,10 @@ import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from trecbench.errors import InputError
 from trecbench.store.workspace import Workspace
 
 LEASE_SECONDS = 600.0
-
-_HUMAN_GRADES = ("SELECT j.docid, g.name, j.grade FROM judgments j JOIN judges g ON g.id = j.judge_id "
-                 "WHERE j.qid = ? AND g.kind = 'human' AND j.status = 'ok' ORDER BY j.id")
-
 
 class Pool(NamedTuple):
     id: int
@@ -92,9 +90,14 @@ class TopicState:
         return sum(1 for d in self.docs if assessor in self.grades.get(d, {}))
 
 
-def newest_pool(ws: Workspace) -> Pool | None:
-    row = ws.connection().execute("SELECT id, name FROM pools ORDER BY id DESC LIMIT 1").fetchone()
-    return Pool(*row) if row else None
+def serving_pool(ws: Workspace, name: str | None = None) -> Pool | None:
+    """The pool being judged: `Workspace.pool(name)`, the newest when no name; None when there is none (or
+    the pool named was deleted while the app runs)."""
+    try:
+        chosen = ws.pool(name)
+    except InputError:
+        return None
+    return Pool(chosen.id, chosen.name) if chosen else None
 
 
 def topic_text(ws: Workspace, qid: str) -> tuple[str, str | None] | None:
@@ -124,12 +127,11 @@ def topic_state(ws: Workspace, pool: Pool, qid: str, now: float | None = None) -
 
 def _with_people(ws: Workspace, state: TopicState, now: float | None = None) -> TopicState:
     """Fill in the topic's human grades and live leases."""
-    conn = ws.connection()
-    for docid, name, grade in conn.execute(_HUMAN_GRADES, (state.qid,)):
-        state.grades.setdefault(docid, {})[name] = grade  # id order: the last one is the current grade
+    for row in ws.judgment_rows(qid=state.qid, kind="human"):
+        if row.grade is not None:  # always, for a successful judgment
+            state.grades.setdefault(row.docid, {})[row.judge] = row.grade  # id order: the last is the current grade
     now = time.time() if now is None else now
-    for docid, assessor in conn.execute("SELECT docid, assessor FROM leases WHERE qid = ? AND expires_at > ?",
-                                        (state.qid, now)):
+    for docid, assessor in ws.live_leases(state.qid, now):
         state.leases.setdefault(docid, set()).add(assessor)
     return state
 
@@ -139,7 +141,7 @@ class Tally:
 
     Judgment rows are only ever added (ids grow), so reading the rows with an id above the last one seen
     is enough to keep the counts: the topic list costs a query of the new rows and a pass over the topics,
-    not a join of every judgment with the pool (50k judgments x 100k pool entries: ~0.2 s of SQLite per
+    not a join of every judgment with the pool (50k judgments x 100k pool entries: 0.56 s of CPU per
     page). A new pool, or fewer rows than seen before (a restored backup), starts the count again.
     """
 
@@ -169,11 +171,8 @@ class Tally:
             if pool != self._pool or newest < self._seen:
                 self._restart(conn, pool)
             if newest > self._seen:
-                rows = conn.execute("SELECT j.qid, j.docid, g.name FROM judgments j JOIN judges g ON g.id = j.judge_id "
-                                    "WHERE j.id > ? AND j.id <= ? AND g.kind = 'human' AND j.status = 'ok'",
-                                    (self._seen, newest))
-                for qid, docid, name in rows:
-                    self._count(qid, docid, name)
+                for row in ws.judgment_rows(kind="human", after=self._seen):  # the same snapshot: up to `newest`
+                    self._count(row.qid, row.docid, row.judge)
                 self._seen = newest
         finally:
             conn.execute("COMMIT")
@@ -205,7 +204,7 @@ def take_next(ws: Workspace, pool: Pool, qid: str, assessor: str, per_pair: int,
         now = time.time()
         docid = topic_state(ws, pool, qid, now).first_open(assessor, per_pair, after)
         if docid is not None:
-            _lease(ws, qid, docid, assessor, now + lease_seconds)
+            ws.lease(qid, docid, assessor, now + lease_seconds, at=now)
         return docid
 
 
@@ -213,26 +212,17 @@ def hold(ws: Workspace, qid: str, docid: str | None, assessor: str, per_pair: in
          lease_seconds: float = LEASE_SECONDS) -> bool:
     """The assessor goes to this pair: drop their other leases and (re)lease this one if it is open to them
     (None: a pair that is not the pool's, which is never leased). Returns whether they hold it."""
-    with ws.transaction() as c:
+    with ws.transaction():
         now = time.time()
         if docid is not None and _with_people(ws, TopicState(qid, [docid]), now).is_open(docid, assessor, per_pair):
-            _lease(ws, qid, docid, assessor, now + lease_seconds)
+            ws.lease(qid, docid, assessor, now + lease_seconds, at=now)
             return True
-        c.execute("DELETE FROM leases WHERE assessor = ?", (assessor,))
+        ws.drop_leases(assessor)
         return False
 
 
 def release(ws: Workspace, qid: str, docid: str, assessor: str) -> None:
-    with ws.transaction() as c:
-        c.execute("DELETE FROM leases WHERE qid = ? AND docid = ? AND assessor = ?", (qid, docid, assessor))
-
-
-def _lease(ws: Workspace, qid: str, docid: str, assessor: str, expires_at: float) -> None:
-    """Inside a transaction: the assessor's one lease becomes this pair; expired leases are swept."""
-    conn = ws.connection()
-    conn.execute("DELETE FROM leases WHERE assessor = ? OR expires_at <= ?", (assessor, time.time()))
-    conn.execute("INSERT INTO leases (qid, docid, assessor, expires_at) VALUES (?, ?, ?, ?)",
-                 (qid, docid, assessor, expires_at))
+    ws.drop_leases(assessor, qid, docid)
 
 
 def nugget_counts(ws: Workspace) -> list[tuple[str, int, int, int]]:
@@ -244,15 +234,10 @@ def nugget_counts(ws: Workspace) -> list[tuple[str, int, int, int]]:
 
 
 def model_suggestion(ws: Workspace, qid: str, docid: str) -> Suggestion | None:
-    row = ws.connection().execute(
-        "SELECT j.grade, g.name, g.model, g.prompt_id, j.rationale FROM judgments j JOIN judges g ON g.id = j.judge_id "
-        "WHERE j.qid = ? AND j.docid = ? AND g.kind = 'model' AND j.status = 'ok' ORDER BY j.id DESC LIMIT 1",
-        (qid, docid)).fetchone()
-    if row is None:
+    rows = ws.judgment_rows(qid=qid, docid=docid, kind="model", newest_first=True, limit=1)
+    if not rows or rows[0].grade is None:
         return None
-    grade, name, model, prompt_id, rationale = row
-    label = name if name != model else f"{model}:{prompt_id}"  # as Judge.label names a model judge
-    return Suggestion(grade, label, rationale)
+    return Suggestion(rows[0].grade, rows[0].judge_label, rows[0].rationale)
 
 
 def _topic_order(qid: str) -> tuple:

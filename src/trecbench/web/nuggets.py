@@ -12,6 +12,7 @@ back as a message on that page, never as a traceback.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -187,7 +188,7 @@ def _documents(bench: Bench, qid: str, terms: list[str]) -> list[DocView]:
         return DocView(docid, grade, doc.title if doc else None, highlight(text, terms) if doc else None,
                        _short(" ".join(text.split()), SNIPPET), missing)
 
-    return [bench.memo(("document", qid, docid), (grade, stamp, words), lambda d=docid, g=grade: view(d, g))
+    return [bench.memo(("document", qid, docid), (grade, stamp, words), functools.partial(view, docid, grade))
             for docid, grade in bench.relevant(qid)]
 
 

@@ -267,6 +267,12 @@ class Workspace:
         frame = pd.read_sql_query(sql + " ORDER BY j.id", self.connection(), params=args)
         return frame.rename(columns={"qid": "query_id", "docid": "doc_id"})
 
+    def newest_judgment(self, qid: str | None = None) -> int:
+        """The highest judgment row id (of one topic with `qid`), 0 when there is none: rows are only added,
+        so a higher id than before means something was recorded."""
+        sql = "SELECT COALESCE(MAX(id), 0) FROM judgments" + (" WHERE qid = ?" if qid is not None else "")
+        return self.connection().execute(sql, (qid,) if qid is not None else ()).fetchone()[0]
+
     def judge_stats(self) -> list["JudgeStats"]:
         """Every judge that has judgments (judge id order) with its counts."""
         rows = self.connection().execute(

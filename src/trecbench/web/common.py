@@ -90,8 +90,7 @@ class Bench:
     def topic_version(self, qid: str) -> tuple:
         """What a topic's derived views depend on: its newest judgment (rows are only added, so a new id
         tells that something changed) and the corpus file's version."""
-        newest = self.ws.connection().execute("SELECT MAX(id) FROM judgments WHERE qid = ?", (qid,)).fetchone()[0]
-        return (newest, self.corpus_version())
+        return (self.ws.newest_judgment(qid), self.corpus_version())
 
     def memo(self, key: tuple, version: tuple, make: Callable[[], T]) -> T:
         """`make()`, kept under `key` until `version` changes (one version per key: per topic, not a cache

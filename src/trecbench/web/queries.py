@@ -167,7 +167,7 @@ class Tally:
         conn = ws.connection()
         conn.execute("BEGIN")  # one snapshot for the newest id and the rows up to it
         try:
-            newest = conn.execute("SELECT COALESCE(MAX(id), 0) FROM judgments").fetchone()[0]
+            newest = ws.newest_judgment()
             if pool != self._pool or newest < self._seen:
                 self._restart(conn, pool)
             if newest > self._seen:

@@ -44,11 +44,12 @@ class WorkspaceQrels:
 
 
 def workspace_qrels(ws: Any, *, judge: str | None = None, prefer: str = "human", majority: bool = False,
-                    pool: str | None = None) -> WorkspaceQrels:
+                    pool: str | None = None, qid: str | None = None) -> WorkspaceQrels:
     """The workspace's judgments as qrels: one grade per pair (see the module doc), duplicates propagated.
 
     ws: a `Workspace` or its path. pool: the stored pool whose duplicate groups propagate grades (default:
-    the newest; InputError for a name the workspace does not have). Raises ValueError for an unknown
+    the newest; InputError for a name the workspace does not have). qid: that topic's qrels only (only its
+    judgments are read). Raises ValueError for an unknown
     `judge` or `prefer`. A workspace without judgments gives empty qrels.
     """
     from trecbench.store import Workspace
@@ -56,7 +57,9 @@ def workspace_qrels(ws: Any, *, judge: str | None = None, prefer: str = "human",
 
     ws = ws if isinstance(ws, Workspace) else Workspace(ws)
     candidates = load_pool(ws, pool)
-    judgments = ws.judgments()
+    if candidates is not None and qid is not None:
+        candidates = candidates[candidates["query_id"] == qid]
+    judgments = ws.judgments() if qid is None else ws.judgments(qid=qid)
     policy = f"judge {judge}" if judge else ("majority" if majority else f"prefer {prefer}")
     if judgments.empty:
         grades = pd.DataFrame({"query_id": pd.Series([], dtype=object), "doc_id": pd.Series([], dtype=object),

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import TextIO
+from typing import IO
 
 from .engine import RunScores, Score
 from .measures.base import LONG, STRING
@@ -13,6 +13,8 @@ def trec_eval_value(value, kind: str, summary: bool) -> str:
         return str(int(value))
     if kind == STRING:
         return str(value) if summary else f"'{value}'"
+    if value != value:  # NaN (0/0): C's printf of the NaN that 0.0/0.0 gives
+        return "%6s" % "-nan"
     return "%6.4f" % value
 
 
@@ -24,7 +26,7 @@ def trec_eval_lines(res: RunScores, *, per_topic: bool, version: int) -> list[st
             if version < 10 and qid in res.missing:
                 continue  # trec_eval 9 averages missing topics in but prints no row for them
             for s in res.scores:
-                if s.per_topic and s.values is not None:
+                if s.per_topic and s.values is not None and s.family != "num_q":
                     lines.append("%-22s\t%s\t%s" % (_te_name(s), qid, trec_eval_value(s.values[i], s.kind, False)))
     for s in res.scores:
         if s.in_summary:
@@ -54,7 +56,7 @@ def table_lines(results: list[RunScores], *, per_topic: bool) -> list[str]:
     header += labels
     rows = []
     for res in results:
-        name = getattr(res, "name", res.runid)
+        name = res.shown
         by_label = {s.label: s for s in res.scores}
         if per_topic:
             for i, qid in enumerate(res.topics):
@@ -69,13 +71,15 @@ def table_lines(results: list[RunScores], *, per_topic: bool) -> list[str]:
             s = by_label.get(lab)
             row.append(_fmt(s.summary, s.kind) if s is not None and s.in_summary else "")
         rows.append(row)
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)] if rows else [len(h) for h in header]
-    out = ["  ".join(h.ljust(w) if i < (2 if per_topic else 1) else h.rjust(w)
-                     for i, (h, w) in enumerate(zip(header, widths))).rstrip()]
-    for row in rows:
-        out.append("  ".join(str(x).ljust(w) if i < (2 if per_topic else 1) else str(x).rjust(w)
-                             for i, (x, w) in enumerate(zip(row, widths))).rstrip())
-    return out
+    return aligned(header, rows, left=2 if per_topic else 1)
+
+
+def aligned(header: list[str], rows: list[list], *, left: int) -> list[str]:
+    """The one text-table layout of score tables: columns two spaces apart, the first `left` columns
+    (names) left-aligned, the others (numbers) right-aligned, no trailing spaces."""
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    return ["  ".join(str(x).ljust(w) if i < left else str(x).rjust(w) for i, (x, w) in enumerate(zip(row, widths)))
+            .rstrip() for row in [header, *rows]]
 
 
 def in_asked_order(res: RunScores) -> list[Score]:
@@ -87,7 +91,7 @@ def records(results: list[RunScores], *, per_topic: bool) -> list[dict]:
     """Long format: one record per (run, topic, measure); topic `all` for the summary."""
     out = []
     for res in results:
-        name = getattr(res, "name", res.runid)
+        name = res.shown
         if per_topic:
             for i, qid in enumerate(res.topics):
                 for s in in_asked_order(res):
@@ -106,10 +110,10 @@ def _json_value(value, kind: str):
         return int(value)
     if kind == STRING:
         return str(value)
-    return float(value)
+    return None if value != value else float(value)  # NaN (0/0) is null: JSON has no NaN
 
 
-def write_csv(results: list[RunScores], stream: TextIO, *, per_topic: bool) -> None:
+def write_csv(results: list[RunScores], stream: IO[str], *, per_topic: bool) -> None:
     import csv
 
     writer = csv.writer(stream, lineterminator="\n")
@@ -119,10 +123,10 @@ def write_csv(results: list[RunScores], stream: TextIO, *, per_topic: bool) -> N
         writer.writerow([r["run"], r["query_id"], r["measure"], repr(v) if isinstance(v, float) else v])
 
 
-def write_json(results: list[RunScores], stream: TextIO, *, per_topic: bool) -> None:
+def write_json(results: list[RunScores], stream: IO[str], *, per_topic: bool) -> None:
     doc = []
     for res in results:
-        name = getattr(res, "name", res.runid)
+        name = res.shown
         entry = {"run": name, "runid": res.runid, "missing_topics": list(res.missing),
                  "all": {s.label: _json_value(s.summary, s.kind) for s in in_asked_order(res)
                          if s.in_summary and s.name != "runid"}}

@@ -15,7 +15,7 @@ import csv
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterable, Mapping, TextIO
+from typing import IO, Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -73,20 +73,16 @@ def table_lines(frame: pd.DataFrame, *, topics: bool) -> list[str]:
     rows = []
     for (run, qid), values in zip(shown.index, shown.to_numpy()):
         rows.append(([run, qid] if topics else [run]) + [_fmt(v) for v in values])
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
-    n = len(ids)
-    lines = ["  ".join(h.ljust(w) if i < n else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))).rstrip()]
-    for row in rows:
-        lines.append("  ".join(str(x).ljust(w) if i < n else str(x).rjust(w)
-                               for i, (x, w) in enumerate(zip(row, widths))).rstrip())
-    return lines
+    from trecbench.evaluation.output import aligned
+
+    return aligned(header, rows, left=len(ids))
 
 
 def _json_value(value: float) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
-def write_scores(frame: pd.DataFrame, stream: TextIO, fmt: str = "table", *, topics: bool = False,
+def write_scores(frame: pd.DataFrame, stream: IO[str], fmt: str = "table", *, topics: bool = False,
                  notes: Mapping[str, Mapping[str, Any]] | None = None) -> None:
     """Print a score table as `table`, `csv` (long) or `json`; `notes` ({run: {key: value}}) go into JSON."""
     if fmt == "table":

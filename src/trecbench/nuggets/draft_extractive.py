@@ -29,9 +29,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
-from trecbench.nuggets.drafts import DraftReport, finish_topic, plan_topics, read_documents, start_topic
+from trecbench.evaluation.textmatch import STOPWORDS
+from trecbench.nuggets.drafts import DraftReport, plan_topics, read_documents
 from trecbench.nuggets.model import Nugget
-from trecbench.nuggets.store import NuggetStore, relevant_by_topic
+from trecbench.nuggets.relevant import relevant_by_topic
+from trecbench.nuggets.store import NuggetStore
 from trecbench.store.workspace import Workspace
 
 DRAFTER = "extractive"
@@ -40,19 +42,6 @@ K1, B = 1.2, 0.75
 REPEAT_WEIGHT = 1.0
 MIN_WORDS, MAX_WORDS = 4, 60
 MAX_CANDIDATES = 3000  # the best-covering sentences compared pairwise per topic (bounds time and memory)
-
-STOPWORDS = frozenset("""
-a about above after again against all also am an and any are aren't as at be because been before being below
-between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each
-else ever few for from further get gets got had hadn't has hasn't have haven't having he her here hers herself
-him himself his how however i if in into is isn't it it's its itself just let's like may me might more most
-much must mustn't my myself need no nor not now of off on once only or other ought our ours ourselves out over
-own same shall she should shouldn't so some such than that that's the their theirs them themselves then there
-these they this those through to too under until up upon us very was wasn't we were weren't what when where
-which while who whom whose why will with within without won't would wouldn't you your yours yourself
-yourselves want wants know tell explain understand interested looking seeking information please could
-particularly especially including regarding concerning
-""".split())
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n\s*\n|\n(?=\s*[-*\u2022])")
 _WORD = re.compile(r"\w+(?:['\u2019]\w+)*")
@@ -168,7 +157,7 @@ def draft_extractive(ws: Workspace, settings: ExtractiveSettings = ExtractiveSet
     store = NuggetStore(ws)
     params = {"min_grade": settings.min_grade, "keep": settings.keep, "threshold": settings.threshold}
     for qid in todo:
-        start_topic(ws, qid, DRAFTER, params)
+        ws.start_draft(qid, DRAFTER, params)
         docs, missing = read_documents(corpus, [d for d, _ in relevant[qid]], titles=False)  # a title is no fact
         report.missing.extend((qid, d) for d in missing)
         topic = topics.get(qid)
@@ -182,8 +171,8 @@ def draft_extractive(ws: Workspace, settings: ExtractiveSettings = ExtractiveSet
             problems.append("none of its relevant documents is in the corpus")
         nuggets = [Nugget(n.id, qid, n.text, n.importance, n.support, n.status, n.origin, n.extra)
                    for n in draft_topic(question, docs, settings)]
-        stored = store.replace_drafts(qid, nuggets, author=AUTHOR)
-        finish_topic(ws, qid, DRAFTER, problems, len(stored))
+        stored = store.replace_drafts(qid, nuggets, author=AUTHOR, keep=settings.keep)
+        ws.finish_draft(qid, DRAFTER, problems, len(stored))
         report.nuggets += len(stored)
         if problems:
             report.incomplete[qid] = problems

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from trecbench.nuggets.drafts import DraftReport, plan_topics
-from trecbench.nuggets.store import relevant_by_topic
+from trecbench.nuggets.relevant import relevant_by_topic
 from trecbench.store.workspace import Workspace
 
 

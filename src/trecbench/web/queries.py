@@ -1,6 +1,7 @@
-"""What an assessor judges next, who holds which pair, and how far each topic is: SQL over the bench store.
+"""What an assessor judges next, who holds which pair, and how far each topic is, over the bench store.
 
-The work is the newest pool's duplicate-group representatives, topic by topic in priority order. A pair
+The work is the served pool's (the newest, or `serve --pool`'s) duplicate-group representatives, topic by
+topic in priority order. A pair
 is *complete* when `per_pair` different people (1, or 2 with double judging) have judged it. A lease
 (`leases` table, ~10 minutes, renewed on view, released on judge) offers a pair to one assessor at a
 time: a pair is open to an assessor who has not judged it while judgments plus other assessors' live
@@ -8,17 +9,15 @@ leases number fewer than `per_pair`. An assessor holds at most one lease: the pa
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from trecbench.errors import InputError
 from trecbench.store.workspace import Workspace
 
 LEASE_SECONDS = 600.0
-
-_HUMAN_GRADES = ("SELECT j.docid, g.name, j.grade FROM judgments j JOIN judges g ON g.id = j.judge_id "
-                 "WHERE j.qid = ? AND g.kind = 'human' AND j.status = 'ok' ORDER BY j.id")
-
 
 class Pool(NamedTuple):
     id: int
@@ -91,9 +90,14 @@ class TopicState:
         return sum(1 for d in self.docs if assessor in self.grades.get(d, {}))
 
 
-def newest_pool(ws: Workspace) -> Pool | None:
-    row = ws.connection().execute("SELECT id, name FROM pools ORDER BY id DESC LIMIT 1").fetchone()
-    return Pool(*row) if row else None
+def serving_pool(ws: Workspace, name: str | None = None) -> Pool | None:
+    """The pool being judged: `Workspace.pool(name)`, the newest when no name; None when there is none (or
+    the pool named was deleted while the app runs)."""
+    try:
+        chosen = ws.pool(name)
+    except InputError:
+        return None
+    return Pool(chosen.id, chosen.name) if chosen else None
 
 
 def topic_text(ws: Workspace, qid: str) -> tuple[str, str | None] | None:
@@ -123,35 +127,73 @@ def topic_state(ws: Workspace, pool: Pool, qid: str, now: float | None = None) -
 
 def _with_people(ws: Workspace, state: TopicState, now: float | None = None) -> TopicState:
     """Fill in the topic's human grades and live leases."""
-    conn = ws.connection()
-    for docid, name, grade in conn.execute(_HUMAN_GRADES, (state.qid,)):
-        state.grades.setdefault(docid, {})[name] = grade  # id order: the last one is the current grade
+    for row in ws.judgment_rows(qid=state.qid, kind="human"):
+        if row.grade is not None:  # always, for a successful judgment
+            state.grades.setdefault(row.docid, {})[row.judge] = row.grade  # id order: the last is the current grade
     now = time.time() if now is None else now
-    for docid, assessor in conn.execute("SELECT docid, assessor FROM leases WHERE qid = ? AND expires_at > ?",
-                                        (state.qid, now)):
+    for docid, assessor in ws.live_leases(state.qid, now):
         state.leases.setdefault(docid, set()).add(assessor)
     return state
 
 
-def progress(ws: Workspace, pool: Pool, assessor: str, per_pair: int) -> list[TopicProgress]:
-    """One row per topic of the pool, in topic order."""
-    conn = ws.connection()
-    totals = dict(conn.execute("SELECT qid, COUNT(*) FROM pool_candidates WHERE pool_id = ? AND representative = 1 "
-                               "GROUP BY qid", (pool.id,)).fetchall())
-    judged: dict[tuple[str, str], set[str]] = {}
-    for qid, docid, name in conn.execute(
-            "SELECT DISTINCT j.qid, j.docid, g.name FROM judgments j JOIN judges g ON g.id = j.judge_id "
-            "JOIN pool_candidates c ON c.pool_id = ? AND c.qid = j.qid AND c.docid = j.docid AND c.representative = 1 "
-            "WHERE g.kind = 'human' AND j.status = 'ok'", (pool.id,)):
-        judged.setdefault((qid, docid), set()).add(name)
-    complete: dict[str, int] = {}
-    mine: dict[str, int] = {}
-    for (qid, _), names in judged.items():
-        complete[qid] = complete.get(qid, 0) + (len(names) >= per_pair)
-        mine[qid] = mine.get(qid, 0) + (assessor in names)
-    texts = dict(conn.execute("SELECT qid, text FROM topics").fetchall())
-    return [TopicProgress(q, texts.get(q, ""), totals[q], complete.get(q, 0), mine.get(q, 0))
-            for q in sorted(totals, key=_topic_order)]
+class Tally:
+    """How far each topic of a pool is, kept up to date from the judgments added since the last look.
+
+    Judgment rows are only ever added (ids grow), so reading the rows with an id above the last one seen
+    is enough to keep the counts: the topic list costs a query of the new rows and a pass over the topics,
+    not a join of every judgment with the pool (50k judgments x 100k pool entries: 0.56 s of CPU per
+    page). A new pool, or fewer rows than seen before (a restored backup), starts the count again.
+    """
+
+    def __init__(self, per_pair: int):
+        self.per_pair = per_pair
+        self._lock = threading.Lock()
+        self._pool: Pool | None = None
+        self._seen = 0  # the highest judgment id counted
+        self._total: dict[str, int] = {}  # qid -> representatives
+        self._judged: dict[tuple[str, str], set[str]] = {}  # representative pair -> the people who judged it
+        self._complete: dict[str, int] = {}
+        self._mine: dict[tuple[str, str], int] = {}  # (qid, assessor) -> pairs judged
+
+    def progress(self, ws: Workspace, pool: Pool, assessor: str) -> list[TopicProgress]:
+        """One row per topic of the pool, in topic order."""
+        with self._lock:
+            self._update(ws, pool)
+            texts = dict(ws.connection().execute("SELECT qid, text FROM topics").fetchall())
+            return [TopicProgress(q, texts.get(q, ""), n, self._complete.get(q, 0), self._mine.get((q, assessor), 0))
+                    for q, n in sorted(self._total.items(), key=lambda item: _topic_order(item[0]))]
+
+    def _update(self, ws: Workspace, pool: Pool) -> None:
+        conn = ws.connection()
+        conn.execute("BEGIN")  # one snapshot for the newest id and the rows up to it
+        try:
+            newest = ws.newest_judgment()
+            if pool != self._pool or newest < self._seen:
+                self._restart(conn, pool)
+            if newest > self._seen:
+                for row in ws.judgment_rows(kind="human", after=self._seen):  # the same snapshot: up to `newest`
+                    self._count(row.qid, row.docid, row.judge)
+                self._seen = newest
+        finally:
+            conn.execute("COMMIT")
+
+    def _restart(self, conn, pool: Pool) -> None:
+        self._pool, self._seen = pool, 0
+        self._judged, self._complete, self._mine = {}, {}, {}
+        self._total = {}
+        for qid, docid in conn.execute("SELECT qid, docid FROM pool_candidates WHERE pool_id = ? AND representative = 1",
+                                       (pool.id,)):
+            self._total[qid] = self._total.get(qid, 0) + 1
+            self._judged[(qid, docid)] = set()
+
+    def _count(self, qid: str, docid: str, name: str) -> None:
+        people = self._judged.get((qid, docid))
+        if people is None or name in people:  # not a representative of the pool, or judged again
+            return
+        people.add(name)
+        self._mine[(qid, name)] = self._mine.get((qid, name), 0) + 1
+        if len(people) == self.per_pair:
+            self._complete[qid] = self._complete.get(qid, 0) + 1
 
 
 def take_next(ws: Workspace, pool: Pool, qid: str, assessor: str, per_pair: int, *, after: str | None = None,
@@ -162,46 +204,40 @@ def take_next(ws: Workspace, pool: Pool, qid: str, assessor: str, per_pair: int,
         now = time.time()
         docid = topic_state(ws, pool, qid, now).first_open(assessor, per_pair, after)
         if docid is not None:
-            _lease(ws, qid, docid, assessor, now + lease_seconds)
+            ws.lease(qid, docid, assessor, now + lease_seconds, at=now)
         return docid
 
 
-def hold(ws: Workspace, qid: str, docid: str, assessor: str, per_pair: int, *,
+def hold(ws: Workspace, qid: str, docid: str | None, assessor: str, per_pair: int, *,
          lease_seconds: float = LEASE_SECONDS) -> bool:
-    """The assessor is looking at this pair: drop their other leases and (re)lease this one if it is open
-    to them. Returns whether they hold it."""
-    with ws.transaction() as c:
+    """The assessor goes to this pair: drop their other leases and (re)lease this one if it is open to them
+    (None: a pair that is not the pool's, which is never leased). Returns whether they hold it."""
+    with ws.transaction():
         now = time.time()
-        if _with_people(ws, TopicState(qid, [docid]), now).is_open(docid, assessor, per_pair):
-            _lease(ws, qid, docid, assessor, now + lease_seconds)
+        if docid is not None and _with_people(ws, TopicState(qid, [docid]), now).is_open(docid, assessor, per_pair):
+            ws.lease(qid, docid, assessor, now + lease_seconds, at=now)
             return True
-        c.execute("DELETE FROM leases WHERE assessor = ?", (assessor,))
+        ws.drop_leases(assessor)
         return False
 
 
 def release(ws: Workspace, qid: str, docid: str, assessor: str) -> None:
-    with ws.transaction() as c:
-        c.execute("DELETE FROM leases WHERE qid = ? AND docid = ? AND assessor = ?", (qid, docid, assessor))
+    ws.drop_leases(assessor, qid, docid)
 
 
-def _lease(ws: Workspace, qid: str, docid: str, assessor: str, expires_at: float) -> None:
-    """Inside a transaction: the assessor's one lease becomes this pair; expired leases are swept."""
-    conn = ws.connection()
-    conn.execute("DELETE FROM leases WHERE assessor = ? OR expires_at <= ?", (assessor, time.time()))
-    conn.execute("INSERT INTO leases (qid, docid, assessor, expires_at) VALUES (?, ?, ?, ?)",
-                 (qid, docid, assessor, expires_at))
+def nugget_counts(ws: Workspace) -> list[tuple[str, int, int, int]]:
+    """(qid, live nuggets, vital, approved) of each topic with live nuggets: counted in SQL, so the nugget
+    topic list does not read every nugget."""
+    return ws.connection().execute(
+        "SELECT qid, COUNT(*), SUM(importance = 'vital'), SUM(status = 'approved') FROM nuggets WHERE deleted = 0 "
+        "GROUP BY qid").fetchall()
 
 
 def model_suggestion(ws: Workspace, qid: str, docid: str) -> Suggestion | None:
-    row = ws.connection().execute(
-        "SELECT j.grade, g.name, g.model, g.prompt_id, j.rationale FROM judgments j JOIN judges g ON g.id = j.judge_id "
-        "WHERE j.qid = ? AND j.docid = ? AND g.kind = 'model' AND j.status = 'ok' ORDER BY j.id DESC LIMIT 1",
-        (qid, docid)).fetchone()
-    if row is None:
+    rows = ws.judgment_rows(qid=qid, docid=docid, kind="model", newest_first=True, limit=1)
+    if not rows or rows[0].grade is None:
         return None
-    grade, name, model, prompt_id, rationale = row
-    label = name if name != model else f"{model}:{prompt_id}"  # as Judge.label names a model judge
-    return Suggestion(grade, label, rationale)
+    return Suggestion(rows[0].grade, rows[0].judge_label, rows[0].rationale)
 
 
 def _topic_order(qid: str) -> tuple:

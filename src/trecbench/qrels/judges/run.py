@@ -14,6 +14,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from trecbench.pooling.workspace import is_adaptive, resume_adaptive
 from trecbench.store import Judge, Workspace
 
 from .llm import Report, Task, candidates, few_shot_examples, judge, judge_adaptive, model_judge, plan_tasks
@@ -47,14 +48,6 @@ class JudgeRun:
         return self.plan.judge
 
 
-def is_adaptive(strategy: str | None) -> bool:
-    """True when the pooling registry's strategy of that name picks documents from the grades so far."""
-    from trecbench.pooling.strategies import STRATEGIES
-
-    cls = STRATEGIES.get(strategy or "")
-    return bool(cls is not None and cls.adaptive)
-
-
 def _done(ws: Workspace, name: str) -> dict[tuple[str, str], int]:
     """This judge's latest grade of each pair it judged (read only: a judge row is never created here)."""
     mine = ws.judgments()
@@ -82,22 +75,22 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
     frame = candidates(ws, pool)
     strategy = frame.attrs.get("strategy")
     adaptive = is_adaptive(strategy)
-    done = _done(ws, identity.name)
     tasks: list[Task] = []
+    resumed = None
     if adaptive:
         if batch > 1:
             raise ValueError("an adaptive pool picks one document at a time: --batch must be 1")
-        info = frame.attrs.get("info") or {}
-        per_topic = info.get("budget") or frame.groupby("query_id").size().max()
-        total = min(len(frame), int(per_topic) * frame["query_id"].nunique())
-        total = max(total - len(done), 0) if limit is None else min(limit, total)
+        resumed = resume_adaptive(ws, identity.name, pool, limit=limit)
+        done, total = resumed.done, resumed.remaining
         skipped, calls = len(done), total * samples
-        if dry_run:  # the strategy's choices depend on grades not yet given: estimate its first choices
+        if dry_run:  # the strategy's choices depend on grades not yet given: estimate the first candidates
+            per_topic = resumed.pool.info.budget or frame.groupby("query_id").size().max()
             order = frame.sort_values(["query_id", "priority"])
             order = order[[(q, d) not in done for q, d in zip(order["query_id"], order["doc_id"])]]
             order = order.groupby("query_id").head(int(per_topic)).head(total)
             tasks = [Task(str(q), (d,)) for q, d in zip(order["query_id"], order["doc_id"])]
     else:
+        done = _done(ws, identity.name)
         tasks, skipped = plan_tasks(frame, set(done), batch, limit)
         total, calls = sum(len(t.docids) for t in tasks), len(tasks) * samples
     plan = JudgingPlan(identity, prompt, frame.attrs.get("name"), strategy, adaptive, total, calls, skipped)
@@ -109,26 +102,17 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
         return JudgeRun(plan, estimate=_estimate(ws, config, plan, tasks, corpus, topics, shots, batch, samples))
     client = LLM(config, cache=ws.path / "bench.sqlite", budget=Budget.of(max_cost))
     try:
-        if adaptive:
-            from trecbench.pooling.pool import Pool, PoolInfo
-
-            pool_info = PoolInfo.from_dict(frame.attrs["info"])
-            whole = Pool(_stored(ws, pool).reset_index(drop=True), pool_info)
-            report = client.run(judge_adaptive(ws, client, prompt, whole, identity, budget=pool_info.budget,
-                                               relevant_grade=relevant_grade, samples=samples, examples=shots,
-                                               corpus=corpus, done=done, on_progress=on_progress))
+        if resumed is not None:
+            report = client.run(judge_adaptive(ws, client, prompt, resumed.pool, identity,
+                                               budget=resumed.pool.info.budget, relevant_grade=relevant_grade,
+                                               samples=samples, examples=shots, corpus=corpus, done=done,
+                                               on_progress=on_progress))
         else:
             report = client.run(judge(ws, client, prompt, tasks, identity, samples=samples, examples=shots,
                                       corpus=corpus, on_progress=on_progress))
     finally:
         client.close()
     return JudgeRun(plan, report=report)
-
-
-def _stored(ws: Workspace, pool: str | None):
-    from trecbench.store.workspace import load_pool
-
-    return load_pool(ws, pool)
 
 
 def _estimate(ws: Workspace, config: Any, plan: JudgingPlan, tasks: list[Task], corpus: Any, topics: Any,

@@ -80,7 +80,7 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: Any = None, api_ba
     """
     config = None
     if model is not None:
-        from trecbench.llm import Budget, ModelConfig
+        from trecbench import Budget, ModelConfig
 
         config = model if isinstance(model, ModelConfig) else ModelConfig(model, api_base=api_base, api_key=api_key)
         model = config.model
@@ -163,7 +163,7 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: Any = None, api_ba
     answer_files = sorted(str(p) for p in (sample / "answers").glob("*.jsonl"))
     options: dict[str, Any] = {}
     if config is not None:
-        from trecbench.llm import LLM
+        from trecbench import LLM
 
         options = {"assigner": "llm", "model": LLM(config, cache=str(ws.cache_path), budget=Budget.of(max_cost))}
     else:

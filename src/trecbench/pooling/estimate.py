@@ -220,9 +220,7 @@ def _cached(cache: Any, model: str, messages: list[dict], params: Mapping[str, A
 
 def observed_reply_tokens(ws: Any, judge_name: str, model: str, samples: int = 1) -> float | None:
     """Average reply tokens per passage (and sample) of this judge's replies stored in the workspace, if any."""
-    rows = ws.connection().execute(
-        "SELECT j.raw_reply, COUNT(*) FROM judgments j JOIN judges g ON g.id = j.judge_id "
-        "WHERE g.kind = 'model' AND g.name = ? AND j.raw_reply IS NOT NULL GROUP BY j.raw_reply", (judge_name,)).fetchall()
+    rows = ws.judge_replies(judge_name)
     if not rows:
         return None
     litellm = _litellm()

@@ -272,6 +272,13 @@ class Workspace:
         frame = pd.read_sql_query(sql + " ORDER BY j.id", self.connection(), params=args)
         return frame.rename(columns={"qid": "query_id", "docid": "doc_id"})
 
+    def judge_replies(self, judge: str) -> list[tuple[str, int]]:
+        """(raw reply, judgments it gave) of each distinct reply stored for the model judge named `judge`."""
+        return self.connection().execute(
+            "SELECT j.raw_reply, COUNT(*) FROM judgments j JOIN judges g ON g.id = j.judge_id "
+            "WHERE g.kind = 'model' AND g.name = ? AND j.raw_reply IS NOT NULL GROUP BY j.raw_reply",
+            (judge,)).fetchall()
+
     def newest_judgment(self, qid: str | None = None) -> int:
         """The highest judgment row id (of one topic with `qid`), 0 when there is none: rows are only added,
         so a higher id than before means something was recorded."""

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .measures import REGISTRY, TABLE_ORDER, Derived, Family
 from .measures.base import DOUBLE, GEOMETRIC, LONG, MEAN, MIN_GEO_MEAN, NONE, NUM_Q, RUNID, STRING, SUM
-from .rankings import QrelsTable, form_rankings, qrels_table
+from .rankings import QrelsTable, form_rankings, qrels_table, run_columns
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,8 @@ def _summarise(family: Family, values: np.ndarray, kind: str, n_topics: int) -> 
 
 
 def score_run(
-    run: pd.DataFrame,
-    qrels: pd.DataFrame | QrelsTable,
+    run: Any,
+    qrels: Any,
     requests: list[Request],
     *,
     rel_level: int = 1,
@@ -76,9 +76,13 @@ def score_run(
     runid: str | None = None,
     tables: dict[int, QrelsTable] | None = None,
 ) -> RunScores:
-    """Compute every requested measure for one run; see `trecbench.evaluate` for the options."""
+    """Compute every requested measure for one run; see `trecbench.evaluate` for the options.
+
+    `run`: RunColumns or a DataFrame; `qrels`: QrelsColumns, a DataFrame or a QrelsTable.
+    """
     tables = tables if tables is not None else {}
-    runid = runid or str(run.attrs.get("runid", "run"))
+    run = run_columns(run)
+    runid = runid or str(run.runid if run.runid is not None else "run")
     asked = {id(r): i for i, r in enumerate(requests)}
     ordered = sorted(requests, key=lambda r: (TABLE_ORDER.index(r.family) if r.family in TABLE_ORDER
                                               else len(TABLE_ORDER)))
@@ -102,7 +106,8 @@ def score_run(
     first = derived[levels[0]]
     evaluated = list(first.r.qids)
     all_qids = list(first.r.qrels.qids)
-    missing = [q for q in all_qids if q not in set(evaluated)]
+    evaluated_set = set(evaluated)
+    missing = [q for q in all_qids if q not in evaluated_set]
     if missing_topics == "zero":
         topics = all_qids
     else:
@@ -110,8 +115,7 @@ def score_run(
         missing = [] if missing_topics == "skip" else missing
     n = len(topics)
     result = RunScores(runid, topics, missing if missing_topics == "zero" else [])
-    run_qids = pd.unique(run["query_id"].astype(str))
-    result.unjudged = sorted(set(run_qids) - set(all_qids))
+    result.unjudged = first.r.unjudged
     position = np.searchsorted(np.asarray(topics, dtype=object).astype(str), np.asarray(evaluated, dtype=str)) \
         if evaluated else np.zeros(0, dtype=np.int64)
     from .extras import extra_outputs  # measures outside trec_eval

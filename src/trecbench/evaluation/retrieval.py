@@ -2,23 +2,46 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable, Mapping, Union
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Union
 
-import pandas as pd
+from trecbench._columns import has_repeats, plain_file_bytes, split_fields
 
 from .engine import RunScores, score_run
 from .measures.base import LONG, STRING
 from .names import MeasureError, parse_measures
-from .rankings import QrelsTable, qrels_table
+from .rankings import (
+    QrelsColumns,
+    QrelsTable,
+    RunColumns,
+    qrels_columns,
+    qrels_table,
+    run_columns,
+)
 
-RunLike = Union[str, "os.PathLike[str]", pd.DataFrame]
+if TYPE_CHECKING:
+    import pandas as pd
+
+RunLike = Union[str, "os.PathLike[str]", "pd.DataFrame"]
 DEFAULT_MEASURES = ("AP", "nDCG@10", "R@100", "P@10", "RR")
 
 
-def _read_one(run: RunLike) -> pd.DataFrame:
-    from trecbench.runs import read_run
+def _is_path(value: Any) -> bool:
+    return isinstance(value, (str, os.PathLike))
 
-    return run if isinstance(run, pd.DataFrame) else read_run(run)
+
+def _read_one(run: Any) -> RunColumns:
+    """A run as columns: clean files straight from their bytes, anything else through `read_run`."""
+    if _is_path(run):
+        data = plain_file_bytes(run)
+        cols = None if data is None else split_fields(data, 6, ids=(0, 2), floats=(4,))
+        if cols is not None and not has_repeats(cols[0], cols[2]):  # type: ignore[arg-type]
+            tag = data[: data.find(b"\n")].split()[5].decode("utf-8")  # type: ignore[index]
+            return RunColumns(cols[0], cols[2], cols[4], tag, str(run))  # type: ignore[arg-type]
+        from trecbench.runs import read_run
+
+        run = read_run(run)
+    return run_columns(run)
 
 
 def _run_names(results: list[RunScores], given: list[str | None]) -> list[str]:
@@ -33,12 +56,17 @@ def _run_names(results: list[RunScores], given: list[str | None]) -> list[str]:
     return names
 
 
-def _load_qrels(qrels: RunLike) -> pd.DataFrame:
-    if isinstance(qrels, pd.DataFrame):
-        return qrels
-    from trecbench.qrels import read_qrels
+def _load_qrels(qrels: Any) -> QrelsColumns:
+    """Qrels as columns: clean files straight from their bytes, anything else through `read_qrels`."""
+    if _is_path(qrels):
+        data = plain_file_bytes(qrels)
+        cols = None if data is None else split_fields(data, 4, ids=(0, 2), ints=(3,), comments=True)
+        if cols is not None and not has_repeats(cols[0], cols[2]):  # type: ignore[arg-type]
+            return QrelsColumns(cols[0], cols[2], cols[3])  # type: ignore[arg-type]
+        from trecbench.qrels import read_qrels
 
-    return read_qrels(qrels)
+        qrels = read_qrels(qrels)
+    return qrels_columns(qrels)
 
 
 def score_runs(
@@ -51,10 +79,12 @@ def score_runs(
     missing_topics: str = "zero",
     trec_eval_version: int = 9,
     on_run_done=None,
+    threads: int | None = None,
 ) -> list[RunScores]:
     """Score each run; the result keeps trec_eval's printing order and kinds (see `evaluate`).
 
-    `on_run_done()` is called after each run is scored (for a progress bar).
+    `on_run_done()` is called after each run is scored (for a progress bar). `threads`: runs scored
+    at the same time (default: one per core, at most 8); 1 scores them one after another.
     """
     if trec_eval_version not in (9, 10):
         raise MeasureError(f"trec_eval version must be 9 or 10, not {trec_eval_version}")
@@ -62,6 +92,8 @@ def score_runs(
         raise MeasureError(f"missing_topics must be 'zero' or 'skip', not {missing_topics!r}")
     if depth is not None and depth <= 0:
         raise MeasureError(f"depth must be positive, not {depth}")
+    if threads is not None and threads < 1:
+        raise MeasureError(f"threads must be at least 1, not {threads}")
     requests = parse_measures(list(measures), trec_eval_version)
     qrels_df = _load_qrels(qrels)
     # one qrels table per relevance level, shared by all runs
@@ -72,15 +104,15 @@ def score_runs(
         frame = _read_one(run)
         scores = score_run(frame, qrels_df, requests, rel_level=rel_level, depth=depth, version=trec_eval_version,
                            missing_topics=missing_topics, tables=tables)
-        scores.path = frame.attrs.get("path")  # type: ignore[attr-defined]
+        scores.path = frame.path  # type: ignore[attr-defined]
         if on_run_done is not None:
             on_run_done()
         return scores
 
-    if isinstance(runs, (str, os.PathLike, pd.DataFrame)):
-        runs = [runs]
-    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
-    workers = min(len(items), os.cpu_count() or 1, 8)
+    if _is_path(runs) or hasattr(runs, "columns"):  # one path or one DataFrame
+        runs = [runs]  # type: ignore[list-item]
+    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]  # type: ignore[union-attr]
+    workers = min(len(items), threads or min(os.cpu_count() or 1, 8))
     if workers <= 1:
         results = [one(run) for _, run in items]
     else:
@@ -105,6 +137,7 @@ def evaluate(
     per_topic: bool = False,
     missing_topics: str = "zero",
     trec_eval_version: int = 9,
+    threads: int | None = None,
 ) -> pd.DataFrame:
     """Score runs against qrels; values are identical to trec_eval's.
 
@@ -116,6 +149,7 @@ def evaluate(
     depth: documents per topic to evaluate (trec_eval -M).
     missing_topics: "zero" (trec_eval -c: qrels topics absent from a run score 0) or "skip".
     trec_eval_version: 9 (trec_eval 9.0.8, pytrec_eval, ir-measures) or 10 (trec_eval 10.0).
+    threads: runs scored at the same time (default: one per core, at most 8).
 
     Returns one row per run (index `run`), a column per measure; with per_topic, rows are indexed by
     (run, query_id) with every topic followed by the `all` row.
@@ -124,11 +158,13 @@ def evaluate(
         >>> trecbench.evaluate("qrels.txt", ["bm25.txt", "dense.txt"], ["nDCG@10", "R@100"])
     """
     results = score_runs(qrels, runs, measures, rel_level=rel_level, depth=depth, missing_topics=missing_topics,
-                         trec_eval_version=trec_eval_version)
+                         trec_eval_version=trec_eval_version, threads=threads)
     return to_frame(results, per_topic=per_topic)
 
 
 def to_frame(results: list[RunScores], *, per_topic: bool = False) -> pd.DataFrame:
+    import pandas as pd
+
     rows = []
     index = []
     for res in results:
@@ -165,4 +201,4 @@ def _py(value, kind: str):
     return float(value)
 
 
-__all__ = ["evaluate", "score_runs", "to_frame", "DEFAULT_MEASURES"]
+__all__ = ["DEFAULT_MEASURES", "evaluate", "score_runs", "to_frame"]

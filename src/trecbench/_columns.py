@@ -1,0 +1,447 @@
+"""Clean TREC files straight into numpy columns, with no Python object per line.
+
+Most runs and qrels have exactly one space (or one tab) between fields and nothing else odd. Such a
+file is split with a few vectorised passes over its bytes: newline and separator positions, then
+each wanted field gathered into a NUL-padded byte matrix. Ids stay as big-endian 64-bit words
+(`Ids`), which compare and sort exactly as C's strcmp compares the strings; numbers are parsed
+digit by digit where that is exact and by numpy's correctly rounded parser elsewhere. Anything
+else (other whitespace, missing or extra fields, a blank line, a comment, a value that is not a
+number, a pair listed twice) makes `split_fields` return None and the exact line-by-line readers
+decide, so a result never depends on which path read the file.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+_CHUNK = 1 << 22  # bytes parsed at a time: temporaries stay in cache, memory stays bounded
+_HASH = np.uint64(0x9E3779B97F4A7C15)
+_SIMPLE_DIGITS = 15  # decimal mantissas below 10**15 < 2**53 are exact doubles
+_POW10 = 10.0 ** np.arange(23)  # exact doubles up to 1e22
+
+
+class Ids(NamedTuple):
+    """Strings as rows of big-endian uint64 words of their UTF-8 bytes, NUL padded.
+
+    Comparing rows word by word is comparing the strings with strcmp; `key` is the single word
+    when ids fit in 8 bytes (exact) and a hash of the words otherwise (equal ids, equal keys).
+    """
+
+    words: np.ndarray  # [n, k] uint64
+
+    @property
+    def key(self) -> np.ndarray:
+        w = self.words
+        if w.shape[1] == 1:
+            return w[:, 0]
+        h = w[:, 0].copy()
+        for i in range(1, w.shape[1]):
+            h *= _HASH
+            h += w[:, i]
+        return h
+
+    def __len__(self) -> int:
+        return self.words.shape[0]
+
+    def take(self, index: np.ndarray) -> Ids:
+        return Ids(self.words[index])
+
+    def strings(self) -> list[str]:
+        if not len(self):
+            return []
+        raw = np.ascontiguousarray(self.words.astype(">u8")).view(f"S{8 * self.words.shape[1]}").ravel()
+        return [b.decode("utf-8") for b in raw.tolist()]
+
+    @staticmethod
+    def of(strings: Sequence[str]) -> Ids:
+        raw = np.array([s.encode("utf-8") for s in strings], dtype=bytes)
+        if raw.dtype.itemsize == 0 or not len(raw):
+            return Ids(np.zeros((len(raw), 1), dtype=np.uint64))
+        width = -(-raw.dtype.itemsize // 8) * 8
+        matrix = np.zeros((len(raw), width), dtype=np.uint8)
+        matrix[:, : raw.dtype.itemsize] = raw.view(np.uint8).reshape(len(raw), raw.dtype.itemsize)
+        return Ids(_words(matrix))
+
+    @staticmethod
+    def concat(parts: list[Ids]) -> Ids:
+        k = max(p.words.shape[1] for p in parts)
+        return Ids(np.concatenate([_widen(p.words, k) for p in parts]))
+
+
+def _widen(words: np.ndarray, k: int) -> np.ndarray:
+    if words.shape[1] == k:
+        return words
+    out = np.zeros((words.shape[0], k), dtype=np.uint64)
+    out[:, : words.shape[1]] = words
+    return out
+
+
+def _words(matrix: np.ndarray) -> np.ndarray:
+    """[n, 8k] uint8 -> [n, k] native uint64 holding the bytes big-endian (so integer order is byte order)."""
+    return matrix.view(">u8").astype(np.uint64)
+
+
+def same_ids(a: Ids, b: Ids) -> np.ndarray:
+    """Row-wise equality of two aligned id columns."""
+    k = max(a.words.shape[1], b.words.shape[1])
+    return (_widen(a.words, k) == _widen(b.words, k)).all(axis=1)
+
+
+def sort_order(ids: Ids, *, descending: bool = False) -> list[np.ndarray]:
+    """lexsort keys (least significant first) that order rows by the ids (strcmp), optionally descending."""
+    words = ~ids.words if descending else ids.words
+    return [words[:, i] for i in range(words.shape[1] - 1, -1, -1)]
+
+
+def order_within(groups: np.ndarray, ids: Ids) -> np.ndarray:
+    """Order of rows by (group ascending, id descending by strcmp); `groups` must be non-decreasing.
+
+    Sorts by the first word of each id, then re-sorts by the next word only the rows that still tie.
+    """
+    words = ids.words
+    order = np.lexsort((~words[:, 0], groups))
+    for i in range(1, words.shape[1]):
+        w = words[order]
+        g = groups[order]
+        tie = (g[1:] == g[:-1]) & (w[1:, :i] == w[:-1, :i]).all(axis=1)
+        if not tie.any():
+            break
+        rows = np.zeros(len(order), dtype=bool)
+        rows[1:] = tie
+        rows[:-1] |= tie
+        at = np.flatnonzero(rows)
+        sub = np.cumsum(~np.concatenate(([False], tie)))[at]
+        order[at] = order[at][np.lexsort((~w[at, i], sub))]
+    return order
+
+
+class Dictionary(NamedTuple):
+    """Distinct ids sorted by strcmp, with a lookup of any id column into them."""
+
+    ids: Ids  # distinct, in strcmp order
+    by_key: np.ndarray  # positions into ids, sorted by key
+    keys: np.ndarray  # ids.key[by_key]
+    exact: dict[bytes, int] | None  # only when two distinct ids share a key (a hash collision)
+
+    @staticmethod
+    def build(ids: Ids) -> tuple[Dictionary, np.ndarray]:
+        """The dictionary of `ids` and each row's code in it."""
+        n = len(ids)
+        order = np.lexsort(sort_order(ids)) if n else np.zeros(0, dtype=np.int64)
+        w = ids.words[order]
+        new = np.ones(n, dtype=bool)
+        if n > 1:
+            new[1:] = (w[1:] != w[:-1]).any(axis=1)
+        uniq = Ids(w[new])
+        codes = np.empty(n, dtype=np.int64)
+        codes[order] = np.cumsum(new) - 1
+        key = uniq.key
+        by_key = np.argsort(key, kind="stable")
+        keys = key[by_key]
+        exact = None
+        if len(keys) > 1 and (keys[1:] == keys[:-1]).any():
+            exact = {s.encode("utf-8"): i for i, s in enumerate(uniq.strings())}
+        return Dictionary(uniq, by_key, keys, exact), codes
+
+    def find(self, ids: Ids) -> np.ndarray:
+        """Code of each id in the dictionary, -1 where absent."""
+        if self.exact is not None:
+            return np.array([self.exact.get(s.encode("utf-8"), -1) for s in ids.strings()], dtype=np.int64)
+        if not len(self.keys) or not len(ids):
+            return np.full(len(ids), -1, dtype=np.int64)
+        key = ids.key
+        at = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
+        code = self.by_key[at]
+        hit = self.keys[at] == key
+        if self.ids.words.shape[1] > 1 or ids.words.shape[1] > 1:
+            rows = np.flatnonzero(hit)
+            hit[rows] = same_ids(self.ids.take(code[rows]), ids.take(rows))
+        return np.where(hit, code, -1)
+
+
+class HashIndex(NamedTuple):
+    """Distinct uint64 keys -> their position, by open addressing (a few vectorised probes per lookup)."""
+
+    slots: np.ndarray  # position of the key stored in each slot, -1 if empty
+    keys: np.ndarray
+    shift: np.uint64
+
+    @staticmethod
+    def build(keys: np.ndarray) -> HashIndex:
+        """Keys must be distinct (the caller checks)."""
+        bits = max(len(keys).bit_length() + 2, 4)  # at most a quarter full: misses end fast
+        index = HashIndex(np.full(1 << bits, -1, dtype=np.int64), keys, np.uint64(64 - bits))
+        slot = index._home(keys)
+        pending = np.arange(len(keys))
+        mask = len(index.slots) - 1
+        while len(pending):
+            free = index.slots[slot] == -1
+            index.slots[slot[free]] = pending[free]
+            placed = index.slots[slot] == pending
+            pending, slot = pending[~placed], (slot[~placed] + 1) & mask
+        return index
+
+    def _home(self, keys: np.ndarray) -> np.ndarray:
+        return ((keys * _HASH) >> self.shift).astype(np.int64)
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """Position of each key, -1 where absent."""
+        out = np.full(len(keys), -1, dtype=np.int64)
+        mask = len(self.slots) - 1
+        active = np.arange(len(keys))
+        slot = self._home(keys)
+        while len(active):
+            got = self.slots[slot]
+            empty = got == -1
+            hit = ~empty
+            hit[hit] = self.keys[got[hit]] == keys[active[hit]]
+            out[active[hit]] = got[hit]
+            more = ~(empty | hit)
+            active, slot = active[more], (slot[more] + 1) & mask
+        return out
+
+
+_PAIR = np.uint64(0xC2B2AE3D27D4EB4F)
+
+
+def pair_keys(first: np.ndarray, second: Ids) -> np.ndarray:
+    """One uint64 per (int, id) pair; equal pairs give equal keys."""
+    return second.key ^ (first.astype(np.uint64) * _PAIR)
+
+
+class PairIndex(NamedTuple):
+    """(int, id) pairs, e.g. (topic row, docid) -> the first row that lists the pair."""
+
+    index: HashIndex
+    rows: np.ndarray  # row of each key in `index`
+    first: np.ndarray
+    second: Ids
+    exact: dict[tuple[int, str], int] | None  # only when distinct pairs share a key (a hash collision)
+
+    @staticmethod
+    def build(first: np.ndarray, second: Ids) -> PairIndex:
+        key = pair_keys(first, second)
+        order = np.argsort(key, kind="stable")
+        ordered = key[order]
+        again = np.zeros(len(key), dtype=bool)
+        again[1:] = ordered[1:] == ordered[:-1]
+        exact = None
+        if again.any():
+            rows = np.flatnonzero(again)
+            same = (first[order[rows]] == first[order[rows - 1]]) & same_ids(second.take(order[rows]),
+                                                                            second.take(order[rows - 1]))
+            if not same.all():
+                exact = {}
+                for row, pair in enumerate(zip(first.tolist(), second.strings())):
+                    exact.setdefault(pair, row)
+        keep = order[~again]
+        return PairIndex(HashIndex.build(key[keep]), keep, first, second, exact)
+
+    def find(self, first: np.ndarray, second: Ids) -> np.ndarray:
+        """Row of each pair, -1 where absent."""
+        if self.exact is not None:
+            exact = self.exact
+            return np.array([exact.get(p, -1) for p in zip(first.tolist(), second.strings())], dtype=np.int64)
+        at = self.index.find(pair_keys(first, second))
+        hit = np.flatnonzero(at >= 0)
+        row = np.full(len(first), -1, dtype=np.int64)
+        cand = self.rows[at[hit]]
+        ok = (self.first[cand] == first[hit]) & same_ids(self.second.take(cand), second.take(hit))
+        row[hit[ok]] = cand[ok]
+        return row
+
+
+def split_fields(data: bytes, n_fields: int, ids: Sequence[int] = (), floats: Sequence[int] = (),
+                 ints: Sequence[int] = (), *, comments: bool = False) -> dict[int, object] | None:
+    """Columns of a file with exactly `n_fields` fields per line, one space or tab between them.
+
+    Returns {field: Ids | float64 array | int64 array} for the fields named in `ids`, `floats`,
+    `ints`, or None when the file is not that clean (the general reader must decide). With
+    `comments`, a line starting with `#` sends the file to the general reader too.
+    """
+    delim = _delimiter(data, n_fields)
+    if delim is None or _odd_bytes(data, delim):
+        return None
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    buf = np.frombuffer(data, dtype=np.uint8)
+    if buf.max() >= 0x80:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    crlf = b"\r" in data
+    parts: dict[int, list] = {f: [] for f in (*ids, *floats, *ints)}
+    start = 0
+    while start < len(data):
+        end = data.rfind(b"\n", start, start + _CHUNK) + 1 or data.find(b"\n", start) + 1
+        got = _chunk(buf[start:end], n_fields, ord(delim), crlf, ids, floats, ints, comments)
+        if got is None:
+            return None
+        for f, col in got.items():
+            parts[f].append(col)
+        start = end
+    if not parts or not any(parts.values()):
+        return None
+    out: dict[int, object] = {}
+    for f, cols in parts.items():
+        out[f] = Ids.concat(cols) if f in ids else np.concatenate(cols)
+    return out
+
+
+def _delimiter(data: bytes, n_fields: int) -> bytes | None:
+    end = data.find(b"\n")
+    first = (data if end < 0 else data[:end]).rstrip(b"\r")
+    for delim in (b" ", b"\t"):
+        if first.count(delim) == n_fields - 1:
+            return delim
+    return None
+
+
+def _odd_bytes(data: bytes, delim: bytes) -> bool:
+    """Bytes the general reader treats differently: other whitespace, NUL, a lone CR."""
+    other = b"\t" if delim == b" " else b" "
+    if other in data or b"\x00" in data or b"\x0b" in data or b"\x0c" in data:
+        return True
+    return b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
+
+
+def _chunk(seg: np.ndarray, n_fields: int, delim: int, crlf: bool, ids, floats, ints, comments):
+    nl = np.flatnonzero(seg == 10)
+    n = len(nl)
+    sep = np.flatnonzero(seg == delim)
+    if n == 0 or len(sep) != (n_fields - 1) * n:
+        return None
+    sep = sep.reshape(n, n_fields - 1)
+    line_start = np.empty(n, dtype=np.int64)
+    line_start[0] = 0
+    line_start[1:] = nl[:-1] + 1
+    line_end = nl - (seg[nl - 1] == 13) if crlf else nl
+    starts = np.empty((n, n_fields), dtype=np.int64)
+    ends = np.empty((n, n_fields), dtype=np.int64)
+    starts[:, 0] = line_start
+    starts[:, 1:] = sep + 1
+    ends[:, :-1] = sep
+    ends[:, -1] = line_end
+    # Every field non-empty: each line's separators then lie inside it, n_fields - 1 of them.
+    if (ends <= starts).any():
+        return None
+    if comments and (seg[line_start] == ord("#")).any():
+        return None
+    out: dict[int, object] = {}
+    for f in ids:
+        out[f] = Ids(_words(_gather(seg, starts[:, f], ends[:, f], pad_to=8)))
+    for f in floats:
+        values = _parse_numbers(seg, starts[:, f], ends[:, f], np.float64)
+        if values is None:
+            return None
+        out[f] = values
+    for f in ints:
+        values = _parse_numbers(seg, starts[:, f], ends[:, f], np.int64)
+        if values is None:
+            return None
+        out[f] = values
+    return out
+
+
+def _gather(seg: np.ndarray, start: np.ndarray, end: np.ndarray, pad_to: int = 1) -> np.ndarray:
+    """[n, width] uint8: each field's bytes, NUL padded (width rounded up to pad_to)."""
+    length = end - start
+    width = int(length.max())
+    matrix = np.zeros((len(start), -(-width // pad_to) * pad_to), dtype=np.uint8)
+    last = len(seg) - 1
+    for j in range(width):
+        col = seg[np.minimum(start + j, last)]
+        col[length <= j] = 0
+        matrix[:, j] = col
+    return matrix
+
+
+_NUMBER_BYTES = np.zeros(256, dtype=bool)
+_NUMBER_BYTES[list(b"0123456789.+-eE")] = True
+_NUMBER_BYTES[0] = True  # padding
+
+
+def _parse_numbers(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype) -> np.ndarray | None:
+    """Decimal fields as float64 (correctly rounded, as strtod) or int64; None if one is not a finite number.
+
+    `[+-]digits[.digits]` with at most 15 digits is m / 10**f with both exact, so one IEEE division
+    gives the correctly rounded value; anything else goes through numpy's exact string conversion.
+    """
+    matrix = _gather(seg, start, end)
+    if not _NUMBER_BYTES[matrix].all():
+        return None
+    n, width = matrix.shape
+    digit = (matrix >= 48) & (matrix <= 57)
+    first = matrix[:, 0]
+    signed = (first == 43) | (first == 45)
+    dot = matrix == 46
+    n_digits = digit.sum(axis=1)
+    n_dots = dot.sum(axis=1)
+    length = end - start
+    simple = (n_digits + n_dots + signed == length) & (n_digits > 0) & (n_digits <= _SIMPLE_DIGITS)
+    if dtype is np.int64:
+        simple &= n_dots == 0
+    else:
+        simple &= n_dots <= 1
+    mantissa = np.zeros(n, dtype=np.int64)
+    fraction = np.zeros(n, dtype=np.int64)
+    seen_dot = np.zeros(n, dtype=bool)
+    for j in range(width):
+        d = digit[:, j]
+        mantissa = np.where(d, mantissa * 10 + (matrix[:, j].astype(np.int64) - 48), mantissa)
+        fraction += d & seen_dot
+        seen_dot |= dot[:, j]
+    negative = first == 45
+    if dtype is np.int64:
+        values = np.where(negative, -mantissa, mantissa)
+    else:
+        values = mantissa / _POW10[np.minimum(fraction, 22)]
+        values = np.where(negative, -values, values)
+    rest = np.flatnonzero(~simple)
+    if len(rest):
+        text = np.ascontiguousarray(matrix[rest]).view(f"S{width}").ravel()
+        try:
+            values[rest] = text.astype(dtype)
+        except (ValueError, OverflowError):
+            return None
+    if dtype is not np.int64 and not np.isfinite(values).all():
+        return None
+    return values
+
+
+def plain_file_bytes(path: object) -> bytes | None:
+    """A regular file's bytes for `split_fields`, or None for what only the general readers handle.
+
+    Standard input, compressed files and files with a byte order mark go to the general readers.
+    """
+    import os
+
+    if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if data[:2] == b"\x1f\x8b" or data[:3] == b"\xef\xbb\xbf":
+        return None
+    return data
+
+
+def has_repeats(first: Ids, second: Ids) -> bool:
+    """Whether some (first, second) pair occurs on two rows (a docid twice within a topic)."""
+    n = len(first)
+    if n < 2:
+        return False
+    key = first.key * _PAIR ^ second.key
+    order = np.argsort(key)
+    ordered = key[order]
+    same = ordered[1:] == ordered[:-1]
+    if not same.any():
+        return False
+    rows = np.unique(np.concatenate((order[1:][same], order[:-1][same])))
+    pairs = list(zip(first.take(rows).strings(), second.take(rows).strings()))
+    return len(set(pairs)) < len(pairs)

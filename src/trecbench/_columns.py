@@ -48,6 +48,16 @@ class Ids(NamedTuple):
     def take(self, index: np.ndarray) -> Ids:
         return Ids(self.words[index])
 
+    def to_arrow(self):
+        """The ids as a pyarrow large_string array, built from the bytes (no Python object per id)."""
+        import pyarrow as pa
+
+        raw = np.ascontiguousarray(self.words.astype(">u8")).view(np.uint8).reshape(len(self), -1)
+        offsets = np.zeros(len(self) + 1, dtype=np.int64)
+        np.cumsum((raw != 0).sum(axis=1), out=offsets[1:])
+        data = raw[raw != 0]
+        return pa.LargeStringArray.from_buffers(len(self), pa.py_buffer(offsets), pa.py_buffer(data.tobytes()))
+
     def strings(self) -> list[str]:
         if not len(self):
             return []
@@ -319,27 +329,27 @@ def _chunk(seg: np.ndarray, n_fields: int, delim: int, crlf: bool, ids, floats, 
     line_start[0] = 0
     line_start[1:] = nl[:-1] + 1
     line_end = nl - (seg[nl - 1] == 13) if crlf else nl
-    starts = np.empty((n, n_fields), dtype=np.int64)
-    ends = np.empty((n, n_fields), dtype=np.int64)
-    starts[:, 0] = line_start
-    starts[:, 1:] = sep + 1
-    ends[:, :-1] = sep
-    ends[:, -1] = line_end
     # Every field non-empty: each line's separators then lie inside it, n_fields - 1 of them.
-    if (ends <= starts).any():
+    if (sep[:, 0] <= line_start).any() or (sep[:, -1] + 1 >= line_end).any():
         return None
+    if n_fields > 2 and (np.diff(sep, axis=1) <= 1).any():
+        return None
+
+    def span(f: int) -> tuple[np.ndarray, np.ndarray]:
+        return (line_start if f == 0 else sep[:, f - 1] + 1), (sep[:, f] if f < n_fields - 1 else line_end)
+
     if comments and (seg[line_start] == ord("#")).any():
         return None
     out: dict[int, object] = {}
     for f in ids:
-        out[f] = Ids(_words(_gather(seg, starts[:, f], ends[:, f], pad_to=8)))
+        out[f] = Ids(_words(np.ascontiguousarray(_gather(seg, *span(f), pad_to=8).T)))
     for f in floats:
-        values = _parse_numbers(seg, starts[:, f], ends[:, f], np.float64)
+        values = _parse_numbers(seg, *span(f), np.float64)
         if values is None:
             return None
         out[f] = values
     for f in ints:
-        values = _parse_numbers(seg, starts[:, f], ends[:, f], np.int64)
+        values = _parse_numbers(seg, *span(f), np.int64)
         if values is None:
             return None
         out[f] = values
@@ -347,15 +357,19 @@ def _chunk(seg: np.ndarray, n_fields: int, delim: int, crlf: bool, ids, floats, 
 
 
 def _gather(seg: np.ndarray, start: np.ndarray, end: np.ndarray, pad_to: int = 1) -> np.ndarray:
-    """[n, width] uint8: each field's bytes, NUL padded (width rounded up to pad_to)."""
+    """[width, n] uint8: byte j of every field in row j (contiguous per position), NUL padded.
+
+    `width` is the longest field rounded up to `pad_to`.
+    """
     length = end - start
     width = int(length.max())
-    matrix = np.zeros((len(start), -(-width // pad_to) * pad_to), dtype=np.uint8)
+    matrix = np.zeros((-(-width // pad_to) * pad_to, len(start)), dtype=np.uint8)
+    at = start.copy()
     last = len(seg) - 1
     for j in range(width):
-        col = seg[np.minimum(start + j, last)]
-        col[length <= j] = 0
-        matrix[:, j] = col
+        np.take(seg, np.minimum(at, last), out=matrix[j])
+        at += 1
+    matrix[:width][np.arange(width)[:, None] >= length[None, :]] = 0
     return matrix
 
 
@@ -373,27 +387,26 @@ def _parse_numbers(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype) -
     matrix = _gather(seg, start, end)
     if not _NUMBER_BYTES[matrix].all():
         return None
-    n, width = matrix.shape
-    digit = (matrix >= 48) & (matrix <= 57)
-    first = matrix[:, 0]
-    signed = (first == 43) | (first == 45)
-    dot = matrix == 46
-    n_digits = digit.sum(axis=1)
-    n_dots = dot.sum(axis=1)
-    length = end - start
-    simple = (n_digits + n_dots + signed == length) & (n_digits > 0) & (n_digits <= _SIMPLE_DIGITS)
-    if dtype is np.int64:
-        simple &= n_dots == 0
-    else:
-        simple &= n_dots <= 1
+    width, n = matrix.shape
     mantissa = np.zeros(n, dtype=np.int64)
     fraction = np.zeros(n, dtype=np.int64)
+    n_digits = np.zeros(n, dtype=np.int64)
+    n_dots = np.zeros(n, dtype=np.int64)
     seen_dot = np.zeros(n, dtype=bool)
     for j in range(width):
-        d = digit[:, j]
-        mantissa = np.where(d, mantissa * 10 + (matrix[:, j].astype(np.int64) - 48), mantissa)
-        fraction += d & seen_dot
-        seen_dot |= dot[:, j]
+        c = matrix[j]
+        value = c.astype(np.int64) - 48
+        digit = (value >= 0) & (value < 10)
+        mantissa[digit] = mantissa[digit] * 10 + value[digit]
+        n_digits += digit
+        fraction += digit & seen_dot
+        dot = c == 46
+        seen_dot |= dot
+        n_dots += dot
+    first = matrix[0]
+    signed = (first == 43) | (first == 45)
+    simple = (n_digits + n_dots + signed == end - start) & (n_digits > 0) & (n_digits <= _SIMPLE_DIGITS)
+    simple &= n_dots <= (0 if dtype is np.int64 else 1)
     negative = first == 45
     if dtype is np.int64:
         values = np.where(negative, -mantissa, mantissa)
@@ -402,7 +415,7 @@ def _parse_numbers(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype) -
         values = np.where(negative, -values, values)
     rest = np.flatnonzero(~simple)
     if len(rest):
-        text = np.ascontiguousarray(matrix[rest]).view(f"S{width}").ravel()
+        text = np.ascontiguousarray(matrix[:, rest].T).view(f"S{width}").ravel()
         try:
             values[rest] = text.astype(dtype)
         except (ValueError, OverflowError):

@@ -13,7 +13,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from trecbench._columns import Dictionary, Ids, PairIndex, order_within, sort_order
+from trecbench._columns import (
+    Dictionary,
+    Ids,
+    PairIndex,
+    has_repeats,
+    order_within,
+    plain_file_bytes,
+    sort_order,
+    split_fields,
+)
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -36,6 +45,29 @@ class QrelsColumns(NamedTuple):
     qid: Ids
     doc: Ids
     grade: np.ndarray  # int64
+
+
+def read_run_columns(path: Any, data: bytes | None = None) -> RunColumns:
+    """A run file as columns: a clean file straight from its bytes (`data`, if already read), else `read_run`'s."""
+    data = plain_file_bytes(path) if data is None else data
+    cols = None if data is None else split_fields(data, 6, ids=(0, 2), floats=(4,))
+    if cols is not None and not has_repeats(cols[0], cols[2]):  # type: ignore[arg-type]
+        tag = data[: data.find(b"\n")].split()[5].decode("utf-8")  # type: ignore[index]
+        return RunColumns(cols[0], cols[2], cols[4], tag, str(path))  # type: ignore[arg-type]
+    from trecbench.runs import read_run
+
+    return run_columns(read_run(path))
+
+
+def read_qrels_columns(path: Any) -> QrelsColumns:
+    """A qrels file as columns: a clean file straight from its bytes, else `read_qrels`'s."""
+    data = plain_file_bytes(path)
+    cols = None if data is None else split_fields(data, 4, ids=(0, 2), ints=(3,), comments=True)
+    if cols is not None and not has_repeats(cols[0], cols[2]):  # type: ignore[arg-type]
+        return QrelsColumns(cols[0], cols[2], cols[3])  # type: ignore[arg-type]
+    from trecbench.qrels import read_qrels
+
+    return qrels_columns(read_qrels(path))
 
 
 def run_columns(run: Any) -> RunColumns:

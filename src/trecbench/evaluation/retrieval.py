@@ -5,8 +5,6 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Union
 
-from trecbench._columns import has_repeats, plain_file_bytes, split_fields
-
 from .engine import RunScores, score_run
 from .measures.base import LONG, STRING
 from .names import MeasureError, parse_measures
@@ -16,6 +14,8 @@ from .rankings import (
     RunColumns,
     qrels_columns,
     qrels_table,
+    read_qrels_columns,
+    read_run_columns,
     run_columns,
 )
 
@@ -31,17 +31,7 @@ def _is_path(value: Any) -> bool:
 
 
 def _read_one(run: Any) -> RunColumns:
-    """A run as columns: clean files straight from their bytes, anything else through `read_run`."""
-    if _is_path(run):
-        data = plain_file_bytes(run)
-        cols = None if data is None else split_fields(data, 6, ids=(0, 2), floats=(4,))
-        if cols is not None and not has_repeats(cols[0], cols[2]):  # type: ignore[arg-type]
-            tag = data[: data.find(b"\n")].split()[5].decode("utf-8")  # type: ignore[index]
-            return RunColumns(cols[0], cols[2], cols[4], tag, str(run))  # type: ignore[arg-type]
-        from trecbench.runs import read_run
-
-        run = read_run(run)
-    return run_columns(run)
+    return read_run_columns(run) if _is_path(run) else run_columns(run)
 
 
 def _run_names(results: list[RunScores], given: list[str | None]) -> list[str]:
@@ -57,16 +47,7 @@ def _run_names(results: list[RunScores], given: list[str | None]) -> list[str]:
 
 
 def _load_qrels(qrels: Any) -> QrelsColumns:
-    """Qrels as columns: clean files straight from their bytes, anything else through `read_qrels`."""
-    if _is_path(qrels):
-        data = plain_file_bytes(qrels)
-        cols = None if data is None else split_fields(data, 4, ids=(0, 2), ints=(3,), comments=True)
-        if cols is not None and not has_repeats(cols[0], cols[2]):  # type: ignore[arg-type]
-            return QrelsColumns(cols[0], cols[2], cols[3])  # type: ignore[arg-type]
-        from trecbench.qrels import read_qrels
-
-        qrels = read_qrels(qrels)
-    return qrels_columns(qrels)
+    return read_qrels_columns(qrels) if _is_path(qrels) else qrels_columns(qrels)
 
 
 def score_runs(

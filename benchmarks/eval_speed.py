@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from timing import measure
+
 MEASURES = ["nDCG@10", "R@100", "AP"]
 TREC_EVAL = {"nDCG@10": "ndcg_cut_10", "R@100": "recall_100", "AP": "map"}
 SIZES = {"mid": (20, 500, 1000), "msmarco": (5, 6980, 1000), "tiny": (1, 3, 3)}
@@ -39,26 +41,35 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def make_data(folder: Path, runs: int, topics: int, docs: int, seed: int = 13) -> tuple[Path, list[Path]]:
     import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
 
     rng = np.random.default_rng(seed)
     corpus = 200_000
-    judged_per_topic = min(300, docs)
+    judged = min(300, docs)
+
+    def write(path: Path, columns: dict) -> None:
+        pcsv.write_csv(pa.table(columns), path, pcsv.WriteOptions(include_header=False, delimiter=" ",
+                                                                   quoting_style="none"))
+
+    def docids(numbers: np.ndarray):
+        return pc.binary_join_element_wise("doc", pc.cast(pa.array(numbers.ravel()), pa.string()), "")
+
+    qids = pc.cast(pa.array(np.arange(1000, 1000 + topics)), pa.string())
     qrels = folder / "qrels.txt"
-    with qrels.open("w") as f:
-        for t in range(topics):
-            judged = rng.choice(corpus, size=judged_per_topic, replace=False)
-            grades = rng.choice([0, 0, 0, 1, 1, 2, 3], size=judged_per_topic)
-            f.writelines(f"{1000 + t} 0 doc{d} {g}\n" for d, g in zip(judged, grades))
+    picked = np.stack([rng.choice(corpus, size=judged, replace=False) for _ in range(topics)])
+    write(qrels, {"qid": qids.take(pa.array(np.repeat(np.arange(topics), judged))), "iter": ["0"] * picked.size,
+                  "docid": docids(picked), "grade": rng.choice([0, 0, 0, 1, 1, 2, 3], size=picked.size)})
     paths = []
     for r in range(runs):
+        ids = np.stack([rng.choice(corpus, size=docs, replace=False) for _ in range(topics)])
+        # scores rounded to 2 decimals: many ties, broken by docid as trec_eval does
+        scores = np.round(-np.sort(-rng.gamma(2.0, 2.0, size=(topics, docs)), axis=1), 2)
         path = folder / f"run{r:02d}.txt"
-        with path.open("w") as f:
-            for t in range(topics):
-                ids = rng.choice(corpus, size=docs, replace=False)
-                # scores rounded to 2 decimals: many ties, broken by docid as trec_eval does
-                scores = np.round(np.sort(rng.gamma(2.0, 2.0, size=docs))[::-1], 2)
-                f.writelines(f"{1000 + t} Q0 doc{d} {i + 1} {s:.2f} run{r:02d}\n"
-                             for i, (d, s) in enumerate(zip(ids, scores)))
+        write(path, {"qid": qids.take(pa.array(np.repeat(np.arange(topics), docs))), "q0": ["Q0"] * ids.size,
+                     "docid": docids(ids), "rank": np.tile(np.arange(1, docs + 1), topics), "score": scores.ravel(),
+                     "tag": [f"run{r:02d}"] * ids.size})
         paths.append(path)
     return qrels, paths
 
@@ -101,24 +112,6 @@ for path in runs:
     out[path] = {str(m): float(v) for m, v in agg.items()}
 print(json.dumps(out))
 """ % MEASURES
-
-
-def measure(argv: list[list[str]], env: dict) -> dict:
-    """Run the commands one after another under /usr/bin/time: CPU (summed), peak RSS (largest), wall; stdout."""
-    cpu = peak = 0.0
-    outputs = []
-    start = time.perf_counter()
-    for cmd in argv:
-        with tempfile.NamedTemporaryFile("r") as usage:
-            proc = subprocess.run(["/usr/bin/time", "-o", usage.name, "-f", "%U %S %M", *cmd], env=env,
-                                  capture_output=True, text=True)
-            if proc.returncode:
-                sys.exit(f"{cmd[:3]} failed:\n{proc.stderr}")
-            user, system, rss_kib = usage.read().split()[-3:]
-        outputs.append(proc.stdout)
-        cpu += float(user) + float(system)
-        peak = max(peak, int(rss_kib) / 1024)
-    return {"cpu": cpu, "wall": time.perf_counter() - start, "peak_mib": peak, "out": outputs}
 
 
 def tools(qrels: Path, runs: list[Path], trec_eval: Path) -> dict[str, list[list[str]]]:
@@ -177,11 +170,11 @@ def main() -> None:
             for tool, rec in results.items():
                 print(f"{tool:<22} {rec['cpu']:>8.2f} {rec['wall']:>8.2f} {rec['peak_mib']:>9.0f}")
             ours = means("trecbench, 1 thread", results["trecbench, 1 thread"]["out"], runs)
-            worst = 0.0
             for tool, rec in results.items():
-                for run, values in means(tool, rec["out"], runs).items():
-                    worst = max(worst, *(abs(values[m] - ours[run][m]) for m in MEASURES))
-            print(f"largest difference between the tools' means: {worst:.1e}")
+                worst = max(abs(values[m] - ours[run][m]) for run, values in means(tool, rec["out"], runs).items()
+                            for m in MEASURES)
+                note = " (it prints 4 decimals)" if tool.startswith("trec_eval") else ""
+                print(f"largest difference of {tool}'s means from trecbench's: {worst:.1e}{note}")
             base = results["pytrec_eval"]
             tb1 = results["trecbench, 1 thread"]
             print(f"trecbench 1 thread vs pytrec_eval: CPU x{tb1['cpu'] / base['cpu']:.2f} (target <= 1), "

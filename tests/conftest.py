@@ -7,6 +7,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+# Fixtures defined in helper modules, available to every test without importing them by name.
+pytest_plugins = ["llm_server"]
+
+# CI sets TRECBENCH_REQUIRE_SHARED_DATA=1: a missing reference folder then fails the tests that need it.
+REQUIRE_SHARED = os.environ.get("TRECBENCH_REQUIRE_SHARED_DATA") == "1"
+
+
 def _shared_data() -> Path:
     """The reference data: $TRECBENCH_SHARED_DATA, else ../shared/data beside the checkout, else /work/shared/data."""
     if os.environ.get("TRECBENCH_SHARED_DATA"):
@@ -32,7 +39,10 @@ def _hermetic_home(tmp_path_factory, monkeypatch):
 @pytest.fixture
 def shared() -> Path:
     if not SHARED.is_dir():
-        pytest.skip(f"reference data not found at {SHARED} (set TRECBENCH_SHARED_DATA)")
+        message = f"reference data not found at {SHARED} (set TRECBENCH_SHARED_DATA)"
+        if REQUIRE_SHARED:
+            pytest.fail(message + "; TRECBENCH_REQUIRE_SHARED_DATA=1 makes this a failure")
+        pytest.skip(message)
     return SHARED
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from trecbench.answers import check_answers, read_answers, validate_answers
+from trecbench.answers import read_answers, validate_answers
 from trecbench.errors import InputError
 
 REFS = ["d0", "d1", "d2"]

@@ -5,8 +5,7 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-from llm_server import garbled, llm_server, ok, status  # noqa: F401  (llm_server is a fixture)
+from llm_server import garbled, ok, status
 
 from trecbench.answers import Answer, AnswerSentence
 from trecbench.evaluation.answers import evaluate_answers

@@ -33,3 +33,10 @@ def test_help_lists_every_command_group(cli_run):
     assert result.exit_code == 0
     for name in COMMANDS:
         assert name in result.output
+
+
+def test_the_cli_reference_is_current():
+    from trecbench.cli.reference import reference
+
+    current = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert current == reference(), "docs/cli.md is out of date: python -m trecbench.cli.reference > docs/cli.md"

@@ -5,7 +5,7 @@ import json
 import math
 from pathlib import Path
 
-from llm_server import garbled, llm_server, ok, status  # noqa: F401  (llm_server is a fixture)
+from llm_server import garbled, ok, status
 
 from trecbench.evaluation.context_recall import (
     Context,

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-from llm_server import llm_server  # noqa: F401  (a fixture)
 
 
 @pytest.fixture(scope="module")

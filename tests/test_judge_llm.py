@@ -9,11 +9,10 @@ import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
-from llm_server import garbled, llm_server, ok, slow, status  # noqa: F401  (llm_server is a fixture)
+from llm_server import garbled, ok, slow, status
 
 DOCS = {
     "d1": "Rollbacks of the payments API must start within 15 minutes of a failed release; no approval is needed.",

@@ -11,7 +11,7 @@ import warnings
 
 import pytest
 
-from llm_server import LLMServer, garbled, hang, llm_server, ok, slow, status, truncated  # noqa: F401
+from llm_server import LLMServer, garbled, hang, ok, slow, status, truncated
 from trecbench.llm import (LLM, Budget, BudgetExceeded, LLMError, ModelCallError, ModelConfig, ResponseCache,
                            json_object)
 from trecbench.llm._litellm import load

@@ -6,7 +6,7 @@ import re
 import sqlite3
 
 import pytest
-from llm_server import garbled, llm_server, ok, status  # noqa: F401  (llm_server is a fixture)
+from llm_server import garbled, ok, status
 
 from test_nuggets_store import DOCS, make_bench
 from trecbench.nuggets.draft_llm import UNLABELLED_NOTE

@@ -147,7 +147,7 @@ def test_too_few_fields_is_reported_with_its_line(tmp_path):
 def test_a_score_that_is_not_a_finite_number_is_reported(tmp_path, score, why):
     path = write(tmp_path, f"q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 {score} sys\n")
     assert problems_of(path) == [f"{path}:2: score {score!r} {why}"]
-    with pytest.raises(InputError, match=f"run.txt:2: score"):
+    with pytest.raises(InputError, match="run.txt:2: score"):
         read_run(path)
 
 
@@ -205,7 +205,8 @@ def test_hash_is_not_a_comment_in_runs(tmp_path):
 
 
 def test_trec_order_sorts_by_topic_then_score_descending_then_docid_descending():
-    run = pd.DataFrame({"query_id": ["2", "1", "1", "1", "1"], "doc_id": ["x", "a", "c", "b", "z"], "score": [1.0, 1.0, 1.0, 1.0, 2.0]})
+    run = pd.DataFrame({"query_id": ["2", "1", "1", "1", "1"], "doc_id": ["x", "a", "c", "b", "z"],
+                        "score": [1.0, 1.0, 1.0, 1.0, 2.0]})
     ordered = trec_order(run)
     assert list(zip(ordered["query_id"], ordered["doc_id"])) == [("1", "z"), ("1", "c"), ("1", "b"), ("1", "a"), ("2", "x")]
 

@@ -13,14 +13,11 @@ from trecbench.cli import cli
 from trecbench.errors import InputError
 from trecbench.topics import Topic, read_topics
 
-RAG = Path("/work/shared/data/rag")
 
 
 @pytest.fixture
-def rag() -> Path:
-    if not RAG.is_dir():
-        pytest.skip(f"{RAG} is absent: the TREC RAG reference files are only on the shared machine")
-    return RAG
+def rag(shared) -> Path:
+    return shared / "rag"
 
 
 def write(path: Path, text: str) -> Path:

@@ -9,14 +9,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-pytest.importorskip("starlette")
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from trecbench.store.workspace import Judge, Judgment, Workspace, text_hash  # noqa: E402
-from trecbench.web.app import create_app  # noqa: E402
-from trecbench.web.auth import is_loopback  # noqa: E402
-from trecbench.web.highlight import highlight, query_terms  # noqa: E402
-from web_support import DOCS, add_pool, csrf_of, human_judgments, make_bench  # noqa: E402
+from trecbench.store.workspace import Judge, Judgment, Workspace, text_hash
+from trecbench.web.app import create_app
+from trecbench.web.auth import is_loopback
+from trecbench.web.highlight import highlight, query_terms
+from web_support import DOCS, add_pool, csrf_of, human_judgments, make_bench
 
 
 @pytest.fixture

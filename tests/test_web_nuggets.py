@@ -6,14 +6,12 @@ import re
 
 import pytest
 
-pytest.importorskip("starlette")
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from trecbench.store.workspace import Judge, Judgment, Workspace  # noqa: E402
-from trecbench.web.app import create_app  # noqa: E402
-from web_support import csrf_of, make_bench  # noqa: E402
-
-NuggetStore = pytest.importorskip("trecbench.nuggets.store").NuggetStore
+from trecbench.nuggets.store import NuggetStore
+from trecbench.store.workspace import Judge, Judgment, Workspace
+from trecbench.web.app import create_app
+from web_support import csrf_of, make_bench
 
 # topic 1: d1, d3, d4 judged relevant, d2 not; topic 2: w1 relevant
 GRADES = [("1", "d1", 2), ("1", "d3", 1), ("1", "d4", 3), ("1", "d2", 0), ("2", "w1", 1)]

@@ -55,6 +55,11 @@ class LazyGroup(click.Group):
         except InputError as e:
             click.echo(str(e), err=True)
             ctx.exit(2)
+        except (KeyboardInterrupt, click.Abort):
+            # Ctrl-C: one line and the shell's status for SIGINT; output files are written atomically, so an
+            # interrupted command leaves the old file or none (trecbench.outputs).
+            click.echo("\ninterrupted: nothing half-written was kept", err=True)
+            ctx.exit(130)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []

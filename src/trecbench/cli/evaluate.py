@@ -75,6 +75,9 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
     from trecbench.evaluation import output as out
     from trecbench.evaluation.names import MeasureError
     from trecbench.evaluation.retrieval import DEFAULT_MEASURES, score_runs
+    from trecbench.outputs import check_writable, open_output
+
+    check_writable(output)
 
     version = int(trec_eval_version)
     if not measures:
@@ -98,8 +101,7 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
     if against:
         _against(results[0], against, version)
         return
-    stream = open(output, "w", encoding="utf-8") if output else sys.stdout
-    try:
+    with open_output(output) as stream:
         if fmt == "trec_eval":
             for res in results:
                 stream.write("".join(line + "\n" for line in out.trec_eval_lines(res, per_topic=per_topic,
@@ -110,9 +112,6 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
             out.write_csv(results, stream, per_topic=per_topic)
         else:
             out.write_json(results, stream, per_topic=per_topic)
-    finally:
-        if output:
-            stream.close()
     for res in results:
         name = getattr(res, "name", res.runid)
         if res.missing:

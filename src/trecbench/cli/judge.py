@@ -47,8 +47,8 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
 
     Re-running judges only what is missing (replies are cached in the workspace, so nothing is paid
     twice). An adaptive pool (mtf, maxmean) chooses each next document from the grades so far and
-    stops each topic at the pool's budget. A reply that cannot be read is re-asked, then recorded as a failure — never as a grade —
-    and failures are listed at the end with exit status 1. Ctrl-C keeps every finished judgment.
+    stops each topic at the pool's budget. A reply that cannot be read is re-asked, then recorded as a failure —
+    never as a grade — and failures are listed at the end with exit status 1. Ctrl-C keeps every finished judgment.
 
     \b
     Example:

@@ -185,11 +185,10 @@ def emit(frame: pd.DataFrame, output: str | None, fmt: str = "table", *, topics:
     if output is None:
         write_scores(frame, sys.stdout, fmt, topics=topics, notes=notes)
         return
-    try:
-        with open(output, "w", encoding="utf-8") as stream:
-            write_scores(frame, stream, fmt, topics=topics, notes=notes)
-    except OSError as e:
-        raise InputError(output, 0, f"cannot write: {e.strerror or e}") from None
+    from trecbench.outputs import open_output
+
+    with open_output(output) as stream:
+        write_scores(frame, stream, fmt, topics=topics, notes=notes)
 
 
 def some(items: Iterable[str], limit: int = 10) -> str:

@@ -72,7 +72,7 @@ async def draft_topic(llm, qid: str, question: str, narrative: str | None, docs:
         messages = update_messages(question, narrative, [r.text for r in running], [t for _, t in window],
                                    settings.max_nuggets)
         n_running, n_window = len(running), len(window)
-        outcome = await llm.ask(messages, parse=lambda text: parse_update(text, n_running, n_window,
+        outcome = await llm.ask(messages, parse=lambda text: parse_update(text, n_running, n_window,  # noqa: B023 (awaited here)
                                                                           settings.max_nuggets),
                                 purpose="nuggets-draft")
         report.count(outcome)

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, TextIO, Union
 
+from trecbench.outputs import write_output
 from trecbench._lines import iter_json_objects
 from trecbench.errors import InputError, Problem
 from trecbench.nuggets.model import IMPORTANCE, ORIGIN, STATUS, Nugget, TopicNuggets, normalise_support
@@ -127,6 +128,6 @@ def write_nuggets(topics: Iterable[TopicNuggets], out: PathLike | TextIO) -> Non
         record["nuggets"] = [n.as_dict() for n in topic.nuggets]
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     if isinstance(out, (str, Path)):
-        Path(out).write_text("".join(lines), encoding="utf-8")
+        write_output(out, "".join(lines))
     else:
         out.write("".join(lines))

@@ -75,7 +75,7 @@ def leave_one_out(
     full = evaluate(qrels_df, frames, measures, rel_level=rel_level)
     columns = list(full.columns)
     rows = []
-    for i, name in enumerate(names):
+    for name in names:
         mine = only[only["runs"] == name]
         drop_keys = pd.MultiIndex.from_arrays([mine["query_id"], mine["doc_id"]])
         removed = qkey.isin(drop_keys)

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping, Sequence, Union
 import numpy as np
 import pandas as pd
 
+from trecbench.outputs import write_output
 from trecbench.errors import InputError, Problem
 from trecbench.pooling.rank import RunInfo, RunLike, read_runs
 from trecbench.pooling.strategies import get_strategy
@@ -341,8 +342,7 @@ def write_pool(pool: Pool, path: Union[str, "os.PathLike[str]", io.TextIOBase]) 
     if hasattr(path, "write"):
         path.write(text)  # type: ignore[union-attr]
         return
-    with open(path, "w", encoding="utf-8", newline="\n") as f:  # type: ignore[arg-type]
-        f.write(text)
+    write_output(path, text)  # type: ignore[arg-type]
 
 
 def read_pool(path: Union[str, "os.PathLike[str]"]) -> Pool:

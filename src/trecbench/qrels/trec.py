@@ -9,6 +9,7 @@ from typing import TextIO, Union
 import numpy as np
 import pandas as pd
 
+from trecbench.outputs import open_output
 from trecbench._irds import is_irds, iter_qrels
 from trecbench._trecfile import (
     PathLike,
@@ -80,7 +81,7 @@ def write_qrels(df: pd.DataFrame, path: Union[str, "os.PathLike[str]", TextIO]) 
     if hasattr(path, "write"):
         path.writelines(lines)  # type: ignore[union-attr]
         return
-    with open(path, "w", encoding="utf-8", newline="\n") as f:  # type: ignore[arg-type]
+    with open_output(path) as f:  # type: ignore[arg-type]
         f.writelines(lines)
 
 

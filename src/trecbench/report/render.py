@@ -72,13 +72,11 @@ def render_html(report: Report) -> str:
 
 def write_report(workspace: Any, output: str | Path, options: Any = None, *, progress: Any = None) -> Report:
     """Build the report of `workspace` and write it to `output` (UTF-8 HTML); returns what it showed."""
-    from trecbench.errors import InputError
     from trecbench.report.collect import build_report
 
     report = build_report(workspace, options, progress=progress)
     html = render_html(report)
-    try:
-        Path(output).write_text(html, encoding="utf-8")
-    except OSError as e:
-        raise InputError(str(output), 0, f"cannot write: {e.strerror or e}") from None
+    from trecbench.outputs import write_output
+
+    write_output(output, html)
     return report

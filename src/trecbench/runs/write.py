@@ -7,6 +7,7 @@ from typing import TextIO, Union
 import numpy as np
 import pandas as pd
 
+from trecbench.outputs import open_output
 from trecbench._trecfile import check_ids
 
 
@@ -50,7 +51,7 @@ def write_run(df: pd.DataFrame, path: Union[str, "os.PathLike[str]", TextIO], ru
     if hasattr(path, "write"):
         path.writelines(lines)  # type: ignore[union-attr]
         return
-    with open(path, "w", encoding="utf-8", newline="\n") as f:  # type: ignore[arg-type]
+    with open_output(path) as f:  # type: ignore[arg-type]
         f.writelines(lines)
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Protocol, TextIO, Union
 
+from trecbench.outputs import write_output
 from trecbench.errors import InputError, Problem
 
 SUPPORT, PARTIAL, NOT = "support", "partial_support", "not_support"
@@ -179,6 +180,6 @@ def write_assignments(assignments: Iterable[TopicAssignment], out: PathLike | Te
             record["error"] = t.error
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     if isinstance(out, (str, Path)):
-        Path(out).write_text("".join(lines), encoding="utf-8")
+        write_output(out, "".join(lines))
     else:
         out.write("".join(lines))

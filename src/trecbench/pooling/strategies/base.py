@@ -35,7 +35,7 @@ class Strategy(ABC):
     def next(self) -> tuple[str, str] | None:
         """The next (query_id, doc_id) to judge, or None when the topic's pool is exhausted."""
 
-    def record(self, query_id: str, doc_id: str, relevant: bool) -> None:
+    def record(self, query_id: str, doc_id: str, relevant: bool) -> None:  # noqa: B027 (optional: non-adaptive ones ignore it)
         """Take the judgment of a document into account (of any document of the topic's pool)."""
 
     def params(self) -> dict[str, Any]:

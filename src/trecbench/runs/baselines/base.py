@@ -25,7 +25,8 @@ class BackendUnavailable(RuntimeError):
 class Index(Protocol):
     documents: int
 
-    def search(self, queries: Sequence[tuple[str, str]], hits: int, progress: bool) -> Iterator[tuple[str, list[str], "np.ndarray"]]:
+    def search(self, queries: Sequence[tuple[str, str]], hits: int,
+               progress: bool) -> Iterator[tuple[str, list[str], "np.ndarray"]]:
         """For each (qid, text): (qid, docids, float32 scores) of the top `hits` documents with a positive score."""
 
     def close(self) -> None: ...

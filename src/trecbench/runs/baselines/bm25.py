@@ -57,7 +57,7 @@ def bm25_run(
     topics: Union[str, Path, Sequence[Topic]],
     *,
     backend: str = "bm25s",
-    settings: BM25Settings = BM25Settings(),
+    settings: BM25Settings = BM25Settings(),  # noqa: B008 (frozen dataclass: one shared default is safe)
     index_dir: Union[str, Path, None] = None,
     runid: str = "bm25",
     progress: bool = False,

@@ -178,7 +178,8 @@ def _configure_jvm(home: Path, version: int) -> None:
     log4j = folder / "log4j2.xml"
     log4j.write_text(
         '<?xml version="1.0" encoding="UTF-8"?>\n<Configuration status="error">\n'
-        '  <Appenders><Console name="STDERR" target="SYSTEM_ERR"><PatternLayout pattern="%p %c{1}: %m%n"/></Console></Appenders>\n'
+        '  <Appenders><Console name="STDERR" target="SYSTEM_ERR">'
+        '<PatternLayout pattern="%p %c{1}: %m%n"/></Console></Appenders>\n'
         '  <Loggers><Root level="warn"><AppenderRef ref="STDERR"/></Root></Loggers>\n</Configuration>\n',
         encoding="utf-8",
     )

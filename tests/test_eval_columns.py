@@ -154,3 +154,37 @@ def test_threads_option_gives_the_same_numbers(tmp_path, cli_run):
     assert one.exit_code == 0 and one.output == many.output
     bad = cli_run("eval", "retrieval", "--qrels", str(tmp_path / "qrels.txt"), *paths, "--threads", "0")
     assert bad.exit_code == 2 and "--threads" in bad.output
+
+
+@pytest.mark.parametrize("slice_lines", [1, 7, 50])
+def test_large_runs_scored_in_blocks_of_topics_give_the_same_numbers(tmp_path, slice_lines):
+    from trecbench.evaluation.engine import score_run
+    from trecbench.evaluation.names import parse_measures
+    from trecbench.evaluation.rankings import read_qrels_columns, read_run_columns
+
+    rnd = random.Random(17)
+    qrels_text, run_text = _tricky_run(rnd, ["10", "9", "101", "t1", "t\u00e9", "x"])
+    run_text += "".join(f"unjudged{i} Q0 d{i} 1 1.0 tricky\r\n" for i in range(3))
+    (tmp_path / "qrels.txt").write_text(qrels_text, encoding="utf-8")
+    (tmp_path / "run.txt").write_bytes(run_text.encode())
+    qrels = read_qrels_columns(tmp_path / "qrels.txt")
+    run = read_run_columns(tmp_path / "run.txt")
+    requests = parse_measures(["all_trec", "Judged@10", "P(rel=2)@5", "RR@3"])
+    whole = score_run(run, qrels, requests)
+    blocks = score_run(run, qrels, requests, slice_lines=slice_lines)
+    assert blocks.topics == whole.topics and blocks.unjudged == whole.unjudged == ["unjudged0", "unjudged1", "unjudged2"]
+    for a, b in zip(whole.scores, blocks.scores):
+        assert (a.name, a.label, a.summary) == (b.name, b.label, b.summary)
+        if a.values is not None:
+            assert a.values.tolist() == b.values.tolist()
+
+
+def test_ids_match_whatever_the_longest_id_of_each_file(tmp_path):
+    # qrels ids fit in one word, the run has a longer topic id and longer docids: lookups must still match
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n")
+    (tmp_path / "run.txt").write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n2 Q0 c 1 1.5 r\n"
+                                      "a-long-topic-id Q0 a-long-document-id 1 1.0 r\n")
+    scores = trecbench.evaluate(tmp_path / "qrels.txt", tmp_path / "run.txt", ["AP", "num_rel_ret"])
+    assert scores.loc["r", "AP"] == 1.0 and scores.loc["r", "num_rel_ret"] == 2
+    pairs = PairIndex.build(np.array([0, 1]), Ids.of(["short", "x" * 20]))
+    assert pairs.find(np.array([0, 1, 0]), Ids.of(["short", "x" * 20, "x" * 20])).tolist() == [0, 1, -1]

@@ -12,7 +12,7 @@ decide, so a result never depends on which path read the file.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import BinaryIO, Iterator, NamedTuple
 
 import numpy as np
 
@@ -25,21 +25,21 @@ _POW10 = 10.0 ** np.arange(23)  # exact doubles up to 1e22
 class Ids(NamedTuple):
     """Strings as rows of big-endian uint64 words of their UTF-8 bytes, NUL padded.
 
-    Comparing rows word by word is comparing the strings with strcmp; `key` is the single word
-    when ids fit in 8 bytes (exact) and a hash of the words otherwise (equal ids, equal keys).
+    Comparing rows word by word is comparing the strings with strcmp; `key` is the first word plus a
+    hash of the others (exact for ids of up to 8 bytes; equal ids have equal keys at any padding).
     """
 
     words: np.ndarray  # [n, k] uint64
 
     @property
     def key(self) -> np.ndarray:
+        """One uint64 per id; NUL padding words add nothing, so ids padded to any width get the same key."""
         w = self.words
         if w.shape[1] == 1:
             return w[:, 0]
         h = w[:, 0].copy()
         for i in range(1, w.shape[1]):
-            h *= _HASH
-            h += w[:, i]
+            h += w[:, i] * np.uint64(pow(int(_HASH), i, 1 << 64))
         return h
 
     def __len__(self) -> int:
@@ -106,10 +106,35 @@ def sort_order(ids: Ids, *, descending: bool = False) -> list[np.ndarray]:
 
 
 def order_within(groups: np.ndarray, ids: Ids) -> np.ndarray:
-    """Order of rows by (group ascending, id descending by strcmp); `groups` must be non-decreasing.
+    """Order of rows by (group ascending, id descending by strcmp); a group's rows must be contiguous.
 
-    Sorts by the first word of each id, then re-sorts by the next word only the rows that still tie.
+    Pairs (most ties) are put in order by one comparison; larger groups are sorted by the first
+    word of each id, then, for rows that still tie, by the next word.
     """
+    n = len(groups)
+    order = np.arange(n)
+    if n < 2:
+        return order
+    starts = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+    sizes = np.diff(np.append(starts, n))
+    first = starts[sizes == 2]
+    if len(first):
+        a, b = ids.words[first], ids.words[first + 1]
+        less = np.zeros(len(first), dtype=bool)
+        equal = np.ones(len(first), dtype=bool)
+        for i in range(a.shape[1]):
+            less |= equal & (a[:, i] < b[:, i])
+            equal &= a[:, i] == b[:, i]
+        swap = first[less]
+        order[swap], order[swap + 1] = swap + 1, swap
+    big = sizes > 2
+    if big.any():
+        rows = np.flatnonzero(np.repeat(big, sizes))
+        order[rows] = rows[_sort_groups(groups[rows], ids.take(rows))]
+    return order
+
+
+def _sort_groups(groups: np.ndarray, ids: Ids) -> np.ndarray:
     words = ids.words
     order = np.lexsort((~words[:, 0], groups))
     for i in range(1, words.shape[1]):
@@ -263,42 +288,69 @@ class PairIndex(NamedTuple):
         return row
 
 
-def split_fields(data: bytes, n_fields: int, ids: Sequence[int] = (), floats: Sequence[int] = (),
+def split_fields(source: bytes | BinaryIO, n_fields: int, ids: Sequence[int] = (), floats: Sequence[int] = (),
                  ints: Sequence[int] = (), *, comments: bool = False) -> dict[int, object] | None:
     """Columns of a file with exactly `n_fields` fields per line, one space or tab between them.
 
-    Returns {field: Ids | float64 array | int64 array} for the fields named in `ids`, `floats`,
-    `ints`, or None when the file is not that clean (the general reader must decide). With
-    `comments`, a line starting with `#` sends the file to the general reader too.
+    `source` is the file's bytes or a binary file, read a block at a time (the whole file is never
+    held). Returns {field: Ids | float64 array | int64 array} for the fields named in `ids`,
+    `floats`, `ints`, or None when the file is not that clean (the general reader must decide).
+    With `comments`, a line starting with `#` sends the file to the general reader too.
     """
-    delim = _delimiter(data, n_fields)
-    if delim is None or _odd_bytes(data, delim):
-        return None
-    if not data.endswith(b"\n"):
-        data += b"\n"
-    buf = np.frombuffer(data, dtype=np.uint8)
-    if buf.max() >= 0x80:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    crlf = b"\r" in data
     parts: dict[int, list] = {f: [] for f in (*ids, *floats, *ints)}
-    start = 0
-    while start < len(data):
-        end = data.rfind(b"\n", start, start + _CHUNK) + 1 or data.find(b"\n", start) + 1
-        got = _chunk(buf[start:end], n_fields, ord(delim), crlf, ids, floats, ints, comments)
+    delim = None
+    for block in _blocks(source):
+        if delim is None:
+            delim = _delimiter(block, n_fields)
+            if delim is None:
+                return None
+        if _odd_bytes(block, delim):
+            return None
+        buf = np.frombuffer(block, dtype=np.uint8)
+        if buf.max() >= 0x80:
+            try:
+                block.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        got = _chunk(buf, n_fields, ord(delim), b"\r" in block, ids, floats, ints, comments)
         if got is None:
             return None
         for f, col in got.items():
             parts[f].append(col)
-        start = end
     if not parts or not any(parts.values()):
         return None
     out: dict[int, object] = {}
-    for f, cols in parts.items():
+    for f in list(parts):
+        cols = parts.pop(f)
         out[f] = Ids.concat(cols) if f in ids else np.concatenate(cols)
+        del cols
     return out
+
+
+def _blocks(source: bytes | BinaryIO) -> Iterator[bytes]:
+    """Newline-terminated blocks of about _CHUNK bytes (a last line without newline gets one)."""
+    if isinstance(source, (bytes, bytearray)):
+        start = 0
+        while start < len(source):
+            end = source.rfind(b"\n", start, start + _CHUNK) + 1 or source.find(b"\n", start) + 1 or len(source)
+            block = source[start:end]
+            yield block if block.endswith(b"\n") else block + b"\n"
+            start = end
+        return
+    rest = b""
+    while True:
+        data = source.read(_CHUNK)
+        if not data:
+            break
+        data = rest + data
+        end = data.rfind(b"\n") + 1
+        if end == 0:
+            rest = data
+            continue
+        rest = data[end:]
+        yield data[:end]
+    if rest:
+        yield rest + b"\n"
 
 
 def _delimiter(data: bytes, n_fields: int) -> bytes | None:
@@ -425,8 +477,8 @@ def _parse_numbers(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype) -
     return values
 
 
-def plain_file_bytes(path: object) -> bytes | None:
-    """A regular file's bytes for `split_fields`, or None for what only the general readers handle.
+def open_plain(path: object) -> BinaryIO | None:
+    """A regular file opened for `split_fields`, or None for what only the general readers handle.
 
     Standard input, compressed files and files with a byte order mark go to the general readers.
     """
@@ -435,13 +487,14 @@ def plain_file_bytes(path: object) -> bytes | None:
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         return None
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        f = open(path, "rb")  # noqa: SIM115  (the caller closes it)
     except OSError:
         return None
-    if data[:2] == b"\x1f\x8b" or data[:3] == b"\xef\xbb\xbf":
+    head = f.peek(3)[:3]
+    if head[:2] == b"\x1f\x8b" or head == b"\xef\xbb\xbf":
+        f.close()
         return None
-    return data
+    return f  # type: ignore[return-value]
 
 
 def has_repeats(first: Ids, second: Ids) -> bool:
@@ -450,11 +503,13 @@ def has_repeats(first: Ids, second: Ids) -> bool:
     if n < 2:
         return False
     key = first.key * _PAIR ^ second.key
+    key.sort()
+    if not (key[1:] == key[:-1]).any():
+        return False
+    key = first.key * _PAIR ^ second.key
     order = np.argsort(key)
     ordered = key[order]
     same = ordered[1:] == ordered[:-1]
-    if not same.any():
-        return False
     rows = np.unique(np.concatenate((order[1:][same], order[:-1][same])))
     pairs = list(zip(first.take(rows).strings(), second.take(rows).strings()))
     return len(set(pairs)) < len(pairs)

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from .measures import REGISTRY, TABLE_ORDER, Derived, Family
+from .measures import REGISTRY, TABLE_ORDER, Derived, Family, Output
 from .measures.base import DOUBLE, GEOMETRIC, LONG, MEAN, MIN_GEO_MEAN, NONE, NUM_Q, RUNID, STRING, SUM
-from .rankings import QrelsTable, form_rankings, qrels_table, run_columns
+from .rankings import SLICE_LINES, QrelsTable, form_rankings, qrels_table, run_columns, topic_slices
 
 
 @dataclass(frozen=True)
@@ -75,10 +75,12 @@ def score_run(
     missing_topics: str = "zero",
     runid: str | None = None,
     tables: dict[int, QrelsTable] | None = None,
+    slice_lines: int = SLICE_LINES,
 ) -> RunScores:
     """Compute every requested measure for one run; see `trecbench.evaluate` for the options.
 
-    `run`: RunColumns or a DataFrame; `qrels`: QrelsColumns, a DataFrame or a QrelsTable.
+    `run`: RunColumns or a DataFrame; `qrels`: QrelsColumns, a DataFrame or a QrelsTable. Runs longer
+    than `slice_lines` are ranked and measured in blocks of whole topics (same numbers, less memory).
     """
     tables = tables if tables is not None else {}
     run = run_columns(run)
@@ -87,8 +89,6 @@ def score_run(
     ordered = sorted(requests, key=lambda r: (TABLE_ORDER.index(r.family) if r.family in TABLE_ORDER
                                               else len(TABLE_ORDER)))
     levels = sorted({r.rel_level if r.rel_level is not None else rel_level for r in ordered})
-    derived: dict[int, Derived] = {}
-    base_table = None
     for level in levels:
         if level not in tables:
             if isinstance(qrels, QrelsTable):
@@ -97,15 +97,35 @@ def score_run(
                 tables[level] = qrels
             else:
                 tables[level] = qrels_table(qrels, level)
-        rk = form_rankings(run, tables[level], depth=depth, float32_scores=(version < 10),
-                           keep_docids=any(r.extra for r in ordered))
-        d = Derived(rk)
-        d.__dict__["version"] = version
-        derived[level] = d
-        base_table = base_table or tables[level]
-    first = derived[levels[0]]
-    evaluated = list(first.r.qids)
-    all_qids = list(first.r.qrels.qids)
+    for req in ordered:
+        family = REGISTRY.get(req.family)
+        if not req.extra and family is not None and version not in family.versions:
+            raise ValueError(f"{req.family} needs trec_eval version {' or '.join(map(str, family.versions))}")
+    base_table = tables[levels[0]]
+    computed = [r for r in ordered if r.extra or REGISTRY[r.family].summary not in (RUNID, NUM_Q)]
+    evaluated: list[str] = []
+    parts: dict[int, list[list]] = {id(r): [] for r in computed}  # per request: per slice, its outputs
+    # A large run is ranked and measured a block of topics at a time, so memory holds one block's matrices.
+    slices, unjudged = topic_slices(run, base_table, slice_lines)
+    for rows in slices:
+        derived: dict[int, Derived] = {}
+        for level in levels:
+            rk = form_rankings(run, tables[level], depth=depth, float32_scores=(version < 10),
+                               keep_docids=any(r.extra for r in ordered), rows=rows)
+            d = Derived(rk)
+            d.__dict__["version"] = version
+            derived[level] = d
+        first_rk = derived[levels[0]].r
+        evaluated.extend(first_rk.qids.tolist())
+        if unjudged is None:
+            unjudged = first_rk.unjudged
+        for req in computed:
+            d = derived[req.rel_level if req.rel_level is not None else rel_level]
+            parts[id(req)].append(_outputs(d, req))
+        del derived
+    path = run.path
+    del run  # the scores replace the run's columns
+    all_qids = list(base_table.qids)
     evaluated_set = set(evaluated)
     missing = [q for q in all_qids if q not in evaluated_set]
     if missing_topics == "zero":
@@ -115,21 +135,17 @@ def score_run(
         missing = [] if missing_topics == "skip" else missing
     n = len(topics)
     result = RunScores(runid, topics, missing if missing_topics == "zero" else [])
-    result.unjudged = first.r.unjudged
+    result.path = path  # type: ignore[attr-defined]
+    result.unjudged = sorted(set(unjudged or []))
     position = np.searchsorted(np.asarray(topics, dtype=object).astype(str), np.asarray(evaluated, dtype=str)) \
         if evaluated else np.zeros(0, dtype=np.int64)
-    from .extras import extra_outputs  # measures outside trec_eval
 
     for req in ordered:
         level = req.rel_level if req.rel_level is not None else rel_level
-        d = derived[level]
         if req.extra:
-            outputs = extra_outputs(d, req)
             family = Family(req.extra, "", lambda *_: [], lambda raw: None)
         else:
             family = REGISTRY[req.family]
-            if version not in family.versions:
-                raise ValueError(f"{req.family} needs trec_eval version {' or '.join(map(str, family.versions))}")
             if family.summary == RUNID:
                 result.scores.append(Score("runid", STRING, None, runid, False, True, "runid", req.label or "runid",
                                            asked[id(req)]))
@@ -138,7 +154,7 @@ def score_run(
                 result.scores.append(Score("num_q", LONG, None, n, False, True, "num_q", req.label or "num_q",
                                            asked[id(req)]))
                 continue
-            outputs = family.outputs(d, req.raw)
+        outputs = _joined(parts[id(req)])
         for out in outputs:
             full = _expand(out.values, position, n, out.kind)
             if out.name == "num_rel" and missing_topics == "zero":
@@ -152,6 +168,22 @@ def score_run(
             result.scores.append(Score(out.name, out.kind, full, summary, family.per_topic,
                                        family.summary != NONE, req.family, label, asked[id(req)]))
     return result
+
+
+def _outputs(d: Derived, req: Request) -> list[Output]:
+    if req.extra:
+        from .extras import extra_outputs  # measures outside trec_eval
+
+        return extra_outputs(d, req)
+    return REGISTRY[req.family].outputs(d, req.raw)
+
+
+def _joined(slices: list[list[Output]]) -> list[Output]:
+    """One request's outputs over all topic blocks: each output's values concatenated in topic order."""
+    if len(slices) == 1:
+        return slices[0]
+    return [Output(out.name, np.concatenate([s[i].values for s in slices]), out.kind)
+            for i, out in enumerate(slices[0])]
 
 
 def _expand(values: np.ndarray, position: np.ndarray, n: int, kind: str) -> np.ndarray:

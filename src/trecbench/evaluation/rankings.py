@@ -8,6 +8,7 @@ every measure is a few vectorised operations over rows.
 """
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -19,7 +20,7 @@ from trecbench._columns import (
     PairIndex,
     has_repeats,
     order_within,
-    plain_file_bytes,
+    open_plain,
     sort_order,
     split_fields,
 )
@@ -49,11 +50,14 @@ class QrelsColumns(NamedTuple):
 
 def read_run_columns(path: Any, data: bytes | None = None) -> RunColumns:
     """A run file as columns: a clean file straight from its bytes (`data`, if already read), else `read_run`'s."""
-    data = plain_file_bytes(path) if data is None else data
-    cols = None if data is None else split_fields(data, 6, ids=(0, 2), floats=(4,))
-    if cols is not None and not has_repeats(cols[0], cols[2]):  # type: ignore[arg-type]
-        tag = data[: data.find(b"\n")].split()[5].decode("utf-8")  # type: ignore[index]
-        return RunColumns(cols[0], cols[2], cols[4], tag, str(path))  # type: ignore[arg-type]
+    source = open_plain(path) if data is None else io.BytesIO(data)
+    if source is not None:
+        with source:
+            cols = split_fields(source, 6, ids=(0, 2), floats=(4,))
+            if cols is not None and not has_repeats(cols[0], cols[2]):  # type: ignore[arg-type]
+                source.seek(0)
+                tag = source.readline().split()[5].decode("utf-8")
+                return RunColumns(cols[0], cols[2], cols[4], tag, str(path))  # type: ignore[arg-type]
     from trecbench.runs import read_run
 
     return run_columns(read_run(path))
@@ -61,10 +65,12 @@ def read_run_columns(path: Any, data: bytes | None = None) -> RunColumns:
 
 def read_qrels_columns(path: Any) -> QrelsColumns:
     """A qrels file as columns: a clean file straight from its bytes, else `read_qrels`'s."""
-    data = plain_file_bytes(path)
-    cols = None if data is None else split_fields(data, 4, ids=(0, 2), ints=(3,), comments=True)
-    if cols is not None and not has_repeats(cols[0], cols[2]):  # type: ignore[arg-type]
-        return QrelsColumns(cols[0], cols[2], cols[3])  # type: ignore[arg-type]
+    source = open_plain(path)
+    if source is not None:
+        with source:
+            cols = split_fields(source, 4, ids=(0, 2), ints=(3,), comments=True)
+        if cols is not None and not has_repeats(cols[0], cols[2]):  # type: ignore[arg-type]
+            return QrelsColumns(cols[0], cols[2], cols[3])  # type: ignore[arg-type]
     from trecbench.qrels import read_qrels
 
     return qrels_columns(read_qrels(path))
@@ -165,6 +171,32 @@ def _topic_rows(qid: Ids, topics: Dictionary) -> tuple[np.ndarray, list[str]]:
     return np.repeat(rows, lengths), unjudged
 
 
+SLICE_LINES = 1 << 20  # a run is ranked and measured in blocks of topics of about this many lines
+
+
+def topic_slices(run: RunColumns, qrels: QrelsTable,
+                 lines: int = SLICE_LINES) -> tuple[list[np.ndarray | None], list[str] | None]:
+    """The run's lines in blocks of whole judged topics (in topic order) of about `lines` lines, and the
+    run's unjudged topics; ([None], None) when the run is one block (its rankings list those topics)."""
+    if len(run.score) <= lines:
+        return [None], None
+    qrow, unjudged = _topic_rows(run.qid, qrels.topics)
+    per_topic = np.bincount(qrow[qrow >= 0], minlength=len(qrels.qids))
+    block = np.cumsum(per_topic) // lines  # block of each topic row
+    edges = np.flatnonzero(np.diff(block)) + 1
+    bounds = np.concatenate(([0], edges, [len(per_topic)]))
+    topic_block = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+    line_block = np.where(qrow >= 0, topic_block[np.maximum(qrow, 0)], -1)
+    order = np.argsort(line_block, kind="stable")
+    counts = np.bincount(line_block[line_block >= 0], minlength=len(bounds) - 1)
+    start = int((line_block < 0).sum())  # lines of unjudged topics sort first and are left out
+    out: list[np.ndarray | None] = []
+    for c in counts:
+        out.append(order[start:start + c])
+        start += c
+    return out, unjudged
+
+
 def _trec_eval_order(qrow: np.ndarray, score: np.ndarray, doc: Ids) -> np.ndarray:
     """Row order by topic, score descending, docid descending (strcmp).
 
@@ -202,12 +234,16 @@ def form_rankings(
     depth: int | None = None,
     float32_scores: bool = True,
     keep_docids: bool = False,
+    rows: np.ndarray | None = None,
 ) -> Rankings:
     """Sort, cut and look up a run the way trec_eval 9 (float32 scores) or 10 (doubles) does.
 
-    `run`: RunColumns or a DataFrame (query_id, doc_id, score).
+    `run`: RunColumns or a DataFrame (query_id, doc_id, score); `rows`: only these lines of it
+    (e.g. a block of topics from `topic_slices`).
     """
     cols = run_columns(run)
+    if rows is not None:
+        cols = RunColumns(cols.qid.take(rows), cols.doc.take(rows), cols.score[rows], cols.runid, cols.path)
     qrow, unjudged = _topic_rows(cols.qid, qrels.topics)
     score = cols.score
     if float32_scores:
@@ -219,7 +255,10 @@ def form_rankings(
         qrow, score, doc = qrow[keep], score[keep], doc.take(np.flatnonzero(keep))
     order = _trec_eval_order(qrow, score, doc)
     qrow, doc = qrow[order], doc.take(order)
-    present, starts, counts = np.unique(qrow, return_index=True, return_counts=True)
+    # rows are in topic order now: each topic is one stretch
+    starts = np.flatnonzero(np.concatenate(([True], qrow[1:] != qrow[:-1]))) if len(qrow) else np.zeros(0, np.int64)
+    present = qrow[starts]
+    counts = np.diff(np.append(starts, len(qrow)))
     pos = np.arange(len(qrow)) - np.repeat(starts, counts)
     if depth is not None and len(counts) and counts.max() > depth:
         cut = pos < depth

@@ -82,10 +82,9 @@ def score_runs(
     tables: dict[int, QrelsTable] = {level: qrels_table(qrels_df, level) for level in levels}
 
     def one(run: RunLike) -> RunScores:
-        frame = _read_one(run)
-        scores = score_run(frame, qrels_df, requests, rel_level=rel_level, depth=depth, version=trec_eval_version,
-                           missing_topics=missing_topics, tables=tables)
-        scores.path = frame.path  # type: ignore[attr-defined]
+        # The run's columns are handed over, not kept here: score_run frees them once ranked.
+        scores = score_run(_read_one(run), qrels_df, requests, rel_level=rel_level, depth=depth,
+                           version=trec_eval_version, missing_topics=missing_topics, tables=tables)
         if on_run_done is not None:
             on_run_done()
         return scores

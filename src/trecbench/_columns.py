@@ -297,7 +297,9 @@ def split_fields(source: bytes | BinaryIO, n_fields: int, ids: Sequence[int] = (
     `floats`, `ints`, or None when the file is not that clean (the general reader must decide).
     With `comments`, a line starting with `#` sends the file to the general reader too.
     """
-    parts: dict[int, list] = {f: [] for f in (*ids, *floats, *ints)}
+    lines = _count_lines(source)
+    out: dict[int, np.ndarray] = {}  # filled block by block, so no second copy of a column is made
+    done = 0
     delim = None
     for block in _blocks(source):
         if delim is None:
@@ -315,16 +317,38 @@ def split_fields(source: bytes | BinaryIO, n_fields: int, ids: Sequence[int] = (
         got = _chunk(buf, n_fields, ord(delim), b"\r" in block, ids, floats, ints, comments)
         if got is None:
             return None
+        n_block = 0
         for f, col in got.items():
-            parts[f].append(col)
-    if not parts or not any(parts.values()):
+            values = col.words if isinstance(col, Ids) else col
+            n_block = len(values)
+            if f not in out:
+                out[f] = np.zeros((lines, *values.shape[1:]), dtype=values.dtype)
+            elif values.ndim == 2 and values.shape[1] > out[f].shape[1]:  # longer ids than so far
+                out[f] = _widen(out[f], values.shape[1])
+            target = out[f][done:done + len(values)]
+            if values.ndim == 2:
+                target[:, : values.shape[1]] = values
+            else:
+                target[:] = values
+        done += n_block
+    if not out or done != lines:
         return None
-    out: dict[int, object] = {}
-    for f in list(parts):
-        cols = parts.pop(f)
-        out[f] = Ids.concat(cols) if f in ids else np.concatenate(cols)
-        del cols
-    return out
+    return {f: Ids(out[f]) if f in ids else out[f] for f in out}
+
+
+def _count_lines(source: bytes | BinaryIO) -> int:
+    """Lines in the source, counting a last line without newline (a file is read once more, from the cache)."""
+    if isinstance(source, (bytes, bytearray)):
+        return source.count(b"\n") + (not source.endswith(b"\n") and len(source) > 0)
+    count, last = 0, b"\n"
+    while True:
+        data = source.read(_CHUNK)
+        if not data:
+            break
+        count += data.count(b"\n")
+        last = data[-1:]
+    source.seek(0)
+    return count + (last != b"\n")
 
 
 def _blocks(source: bytes | BinaryIO) -> Iterator[bytes]:

@@ -127,7 +127,7 @@ def test_files_evidence_staged_contexts_and_permissions_are_read(tmp_path):
     items = read_evidence(evidence)
     assert items[1] == EvidenceItem("q1", "E2", (("C1", "C2"),))
     staged = read_contexts(contexts)
-    assert (staged.run, staged.stages, staged.final("q1")) == ("sys", ("initial", "final"), ("A", "C1"))
+    assert (staged.run, staged.stages, staged.ids("q1")) == ("sys", ("initial", "final"), ("A", "A", "C1"))
     permissions = read_permissions(acl)
     assert permissions.visible("q1", "C1") and not permissions.visible("q1", "C2") and permissions.visible("q9", "Z")
 
@@ -135,7 +135,7 @@ def test_files_evidence_staged_contexts_and_permissions_are_read(tmp_path):
 def test_a_trec_run_is_one_stage_ranked_as_trec_eval_ranks(tmp_path):
     run = write(tmp_path, ["q1 Q0 C 1 1.0 bm25", "q1 Q0 A 2 2.0 bm25", "q1 Q0 B 3 1.0 bm25"], "run.txt")
     staged = read_contexts(run)
-    assert (staged.run, staged.stages, staged.final("q1")) == ("bm25", ("retrieved",), ("A", "C", "B"))
+    assert (staged.run, staged.stages, staged.ids("q1")) == ("bm25", ("retrieved",), ("A", "C", "B"))
     result = evaluate_evidence(ITEMS, staged, k=2)
     assert scores_of(result, "bm25")["EvidenceRecall@2"] == 2 / 3
 
@@ -195,11 +195,12 @@ def test_bad_contexts_file_exits_2_without_traceback(tmp_path, cli_run):
     assert result.stderr == f"{contexts}:1: 'docids' must be a list of docids (strings)\n"
 
 
-def test_a_nuggets_file_read_as_evidence_gives_the_nuggets_with_support(tmp_path):
+def test_a_nuggets_file_read_as_evidence_gives_every_nugget_those_without_support_with_no_sources(tmp_path):
     path = write(tmp_path, [{"qid": "q1", "nuggets": [{"id": "n1", "text": "a", "importance": "okay",
                                                        "support": [["A"], ["B", "C"]]}, {"text": "no support"}]}],
                  "nuggets.jsonl")
-    assert read_evidence(path) == [EvidenceItem("q1", "n1", (("A",), ("B", "C")), "a", "okay")]
+    assert read_evidence(path) == [EvidenceItem("q1", "n1", (("A",), ("B", "C")), "a", "okay"),
+                                   EvidenceItem("q1", "q1-2", (), "no support", "vital")]
 
 
 def test_stage_order_can_be_given_and_unknown_stages_are_reported(tmp_path):

@@ -75,14 +75,14 @@ def drafts(bench):
 
 
 def test_windows_carry_the_running_list_and_support_accumulates(bench, llm_server, cli_run):
-    # t1's relevant documents in grade order: d1 (3), d2 (2), d3 (1); with --window 2: [d1, d2], [d3]
+    # t1's relevant documents (--min-grade 1) in grade order: d1 (3), d2 (2), d3 (1); with --window 2: [d1, d2], [d3]
     llm_server.script(
         ok(update(("Rollbacks start within 15 minutes", [], ["P1"]), ("No approval is needed", [], ["P1"]))),
         ok(update(("Payments API rollbacks start within 15 minutes", ["N1"], ["P1"]),
                   ("No approval is needed", ["N2"], []),
                   ("Dashboard rollbacks are approved by the product owner", [], ["P1"]))),
         ok(labels("vital", "okay", "okay")))
-    r = cli_run(*draft_args(bench, llm_server, "--window", "2", "--topic", "t1"))
+    r = cli_run(*draft_args(bench, llm_server, "--window", "2", "--min-grade", "1", "--topic", "t1"))
     assert r.exit_code == 0, r.output
     first, second, label = (user_text(b) for b in llm_server.requests)
     assert "[P1]" in first and "[P2]" in first and "[P3]" not in first and "none yet" in first
@@ -139,7 +139,7 @@ def test_a_failed_window_is_reported_the_topic_kept_as_incomplete_drafts_and_red
         ok(update(("Rollbacks start within 15 minutes", [], ["P1"]))),  # window 1: d1, d2
         garbled(), garbled(), garbled(),  # window 2: d3, asked and re-asked twice
         ok(labels("vital")))
-    r = cli_run(*draft_args(bench, llm_server, "--window", "2", "--topic", "t1"))
+    r = cli_run(*draft_args(bench, llm_server, "--window", "2", "--min-grade", "1", "--topic", "t1"))
     assert r.exit_code == 1, r.output
     assert "1 topic(s) are incomplete" in r.stderr
     assert re.search(r"t1\twindow 2 of 2 \(documents d3\) failed, the list was not updated from it: unreadable "
@@ -154,7 +154,7 @@ def test_a_failed_window_is_reported_the_topic_kept_as_incomplete_drafts_and_red
     llm_server.script(ok(update(("Rollbacks start within 15 minutes", ["N1"], ["P1"]),
                                 ("Dashboards differ", [], ["P1"]))), ok(labels("vital", "okay")))
     before = len(llm_server.requests)
-    r = cli_run(*draft_args(bench, llm_server, "--window", "2", "--topic", "t1"))
+    r = cli_run(*draft_args(bench, llm_server, "--window", "2", "--min-grade", "1", "--topic", "t1"))
     assert r.exit_code == 0, r.output
     assert len(llm_server.requests) - before == 2
     assert drafts(bench) == {"t1": "complete"}

@@ -521,6 +521,19 @@ def open_plain(path: object) -> BinaryIO | None:
     return f  # type: ignore[return-value]
 
 
+def last_line(source: BinaryIO) -> bytes:
+    """The last non-blank line of a file (read from its end)."""
+    end = source.seek(0, 2)
+    size = 4096
+    while True:
+        source.seek(max(0, end - size))
+        tail = source.read()
+        lines = [line for line in tail.splitlines() if line.strip()]
+        if len(lines) > 1 or size >= end:
+            return lines[-1] if lines else b""
+        size *= 4
+
+
 def has_repeats(first: Ids, second: Ids) -> bool:
     """Whether some (first, second) pair occurs on two rows (a docid twice within a topic)."""
     n = len(first)

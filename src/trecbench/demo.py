@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -64,6 +64,7 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
     """Run the whole pipeline into `folder` (replaced if it holds an earlier demo); returns the numbers."""
     from trecbench.evaluation import evaluate
     from trecbench.evaluation.answers import evaluate_answers
+    from trecbench.evaluation.duplicates import duplicate_groups
     from trecbench.evaluation.evidence import evaluate_evidence, evidence_from_nuggets
     from trecbench.nuggets.io import read_nuggets
     from trecbench.nuggets.store import NuggetStore
@@ -156,11 +157,11 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
                                                                                            ascending=False)
     step("retrieval scored")
     answer_files = sorted(str(p) for p in (sample / "answers").glob("*.jsonl"))
-    options = {}
+    options: dict[str, Any] = {}
     if model:
         options = {"assigner": "llm", "model": model, "api_base": api_base, "cache": str(bench / "bench.sqlite")}
     else:
-        options = {"assigner": "citation"}
+        options = {"assigner": "citation", "duplicates": duplicate_groups(ws)}
     answer_scores, _ = evaluate_answers(topics_nuggets, answer_files, **options)
     failures += [f"answers {run} {qid}: {error}" for run, qid, error in answer_scores.incomplete]
     answers = answer_scores.frame.xs("all", level="query_id") if "query_id" in answer_scores.frame.index.names \
@@ -168,7 +169,8 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
     answers = answers.sort_values(answers.columns[0], ascending=False)
     step("answers scored")
     evidence_scores = evaluate_evidence(evidence_from_nuggets(topics_nuggets), str(sample / "contexts.jsonl"),
-                                        k=EVIDENCE_K, permissions=str(sample / "permissions.jsonl"))
+                                        k=EVIDENCE_K, permissions=str(sample / "permissions.jsonl"),
+                                        duplicates=duplicate_groups(ws))
     evidence = evidence_scores.frame.xs("all", level="query_id") \
         if "query_id" in evidence_scores.frame.index.names else evidence_scores.frame
     funnel = evidence_scores.stage_summary()

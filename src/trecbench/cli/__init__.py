@@ -48,12 +48,18 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context):
         # Bad input is printed as `path:line: message` with exit status 2, never a traceback.
+        import sqlite3
+
         from trecbench.errors import InputError
 
         try:
             return super().invoke(ctx)
         except InputError as e:
             click.echo(str(e), err=True)
+            ctx.exit(2)
+        except sqlite3.DatabaseError as e:  # damage found after the store's checks, a locked or read-only file
+            click.echo(f"trecbench: the workspace database failed ({e}); a change it was making, if any, was rolled back",
+                       err=True)
             ctx.exit(2)
         except (KeyboardInterrupt, click.Abort):
             # Ctrl-C: one line and the shell's status for SIGINT; output files are written atomically, so an

@@ -50,3 +50,12 @@ def describe_plan(plan, *, at_most: bool = False, note: str = "") -> str:
     cost = f"${plan.cost:.4f}" + (f" ({plan.unpriced} calls unpriced)" if plan.unpriced else "")
     return (f"dry run: {'at most ' if at_most else ''}{plan.calls} calls to the model ({plan.cached} answered by "
             f"the cache), {plan.prompt_tokens} input tokens{note}, ~{plan.completion_tokens} output tokens, {cost}")
+
+
+def duplicates_option(f: Callable) -> Callable:
+    """`--duplicates same|distinct`: whether a workspace pool's duplicate groups are one document in scoring."""
+    return click.option(
+        "--duplicates", type=click.Choice(["same", "distinct"]), default="same", show_default=True,
+        help="With -w: same: the members of a duplicate group of the workspace's (newest) pool are one document, "
+             "as the qrels give them one grade; distinct: every docid counts on its own.",
+    )(f)

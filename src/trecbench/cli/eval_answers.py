@@ -5,13 +5,17 @@ from contextlib import contextmanager
 
 import click
 
+from trecbench.cli.common import duplicates_option
+
 
 @click.command("answers")
 @click.argument("answer_files", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--nuggets", "nuggets_path", type=click.Path(dir_okay=False), default=None,
               help="Nuggets file (ours, AutoNuggetizer's or TREC 2025's). Required unless --assignments.")
 @click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
-              help="Take the nuggets from this workspace (unless --nuggets) and keep model replies in its cache.")
+              help="Take the nuggets from this workspace (unless --nuggets), its pool's duplicate groups (citation "
+                   "assigner) and keep model replies in its cache.")
+@duplicates_option
 @click.option("--assigner", type=click.Choice(["citation", "string", "llm"]), default="citation", show_default=True,
               help="citation: cited documents vs nugget support, plus word overlap (offline); string: "
                    "Levenshtein similarity to sentence windows (offline); llm: a model labels each nugget.")
@@ -35,31 +39,40 @@ import click
               help="llm: nuggets judged per call (at most 10).")
 @click.option("-q", "--per-topic", is_flag=True, help="Also print per-topic scores.")
 @click.option("--missing-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
-              help="zero: a topic with nuggets that a run did not answer scores 0; skip: leave it out.")
+              help="zero: a topic (of --nuggets, else of the assignments) that a run did not answer scores 0; "
+                   "skip: leave it out.")
+@click.option("--rules", type=click.Choice(["trecbench", "nuggetizer"]), default="trecbench", show_default=True,
+              help="trecbench: topics without vital nuggets have no V score, failed assignments are not scored "
+                   "(exit 1); nuggetizer: castorini/nuggetizer's calculate_nugget_scores (0 where there is no "
+                   "vital nugget or no nugget, failed and non-exact labels 0).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
-def answers(answer_files, nuggets_path, workspace, assigner, model, api_base, cache_path, concurrency, assignment_files,
-            save_assignments, threshold, partial_threshold, batch_size, per_topic, missing_topics, fmt,
+def answers(answer_files, nuggets_path, workspace, duplicates, assigner, model, api_base, cache_path, concurrency,
+            assignment_files, save_assignments, threshold, partial_threshold, batch_size, per_topic, missing_topics, rules, fmt,
             output) -> None:
     """Score ANSWER_FILES against --nuggets: V_strict (primary), V, A_strict, A, W_strict, W.
 
     Each nugget of a topic is labelled support / partial_support / not_support for each run's
     answer; V is over vital nuggets, A over all, W weights vital 1 and okay 0.5; the strict
-    scores count support only, the others give partial support 0.5. A topic without vital nuggets
-    has no V score and is listed; a topic whose assignment failed is listed as incomplete and not
-    scored (never counted as unsupported).
+    scores count support only, the others give partial support 0.5. A run's score is the mean over
+    the same topics for every run (a topic it did not answer scores 0 unless --missing-topics skip).
+    By the default rules a topic without vital nuggets has no V score and is listed, and a topic
+    whose assignment failed is listed as incomplete and not scored (never counted as unsupported);
+    --rules nuggetizer reproduces nuggetizer's numbers instead. --assignments are checked against
+    --nuggets when both are given.
 
     \b
     Example:
       trecbench eval answers --nuggets nuggets.jsonl run1.jsonl run2.jsonl --assigner citation
       trecbench eval answers --nuggets nuggets.jsonl run1.jsonl --assigner llm --model gpt-4o-mini
       trecbench eval answers --assignments run1.assignments.jsonl -q --format csv -o scores.csv
+      trecbench eval answers --assignments official.jsonl --rules nuggetizer
       trecbench eval answers -w mybench run1.jsonl --assigner llm --model openai/gpt-4o-mini
     """
     from trecbench.evaluation import topic_scores as ts
     from trecbench.evaluation.answers import evaluate_answers, score_assignments
-    from trecbench.evaluation.assign import read_assignments, write_assignments
+    from trecbench.evaluation.assign import read_assignment_files, write_assignments
 
     nuggets = None
     if nuggets_path:
@@ -78,8 +91,8 @@ def answers(answer_files, nuggets_path, workspace, assigner, model, api_base, ca
     if assignment_files:
         if answer_files:
             raise click.UsageError("give either ANSWER_FILES (to assign) or --assignments (already assigned)")
-        made = [t for path in assignment_files for t in read_assignments(path)]
-        scores = score_assignments(made, nuggets=nuggets, missing_topics=missing_topics)
+        scores = score_assignments(read_assignment_files(assignment_files), nuggets=nuggets,
+                                   missing_topics=missing_topics, rules=rules)
     else:
         if nuggets is None:
             raise click.UsageError("--nuggets is required to assign (or give --assignments)")
@@ -92,21 +105,31 @@ def answers(answer_files, nuggets_path, workspace, assigner, model, api_base, ca
                        "at most partial_support (by their wording)", err=True)
         if assigner == "llm":
             options.update(api_base=api_base, cache=cache_path, concurrency=concurrency)
+        if assigner == "citation" and workspace and duplicates == "same":
+            from trecbench.evaluation.duplicates import duplicate_groups
+
+            options["duplicates"] = duplicate_groups(workspace)
         with model_errors():
-            scores, made = evaluate_answers(list(nuggets.values()), list(answer_files), assigner=assigner,
-                                            missing_topics=missing_topics, **options)
+            scores, _ = evaluate_answers(list(nuggets.values()), list(answer_files), assigner=assigner,
+                                         missing_topics=missing_topics, rules=rules, **options)
     if save_assignments:
-        write_assignments(made, save_assignments)
+        write_assignments(scores.assignments, save_assignments)
     ts.emit(scores.frame, output, fmt, topics=per_topic, notes=scores.notes())
-    for run, qid, error in scores.incomplete:
-        click.echo(f"{run}: topic {qid} is incomplete and not scored: {error}", err=True)
-    if scores.incomplete:
-        # scored topics are printed above; the exit status tells scripts that some could not be
-        click.echo(f"{len(scores.incomplete)} (run, topic) assignment(s) failed; run again to retry them", err=True)
-        raise SystemExit(1)
+    _report(scores, missing_topics)
+
+
+def _report(scores, missing_topics: str) -> None:
+    from trecbench.evaluation import topic_scores as ts
+
+    nuggetizer = scores.rules == "nuggetizer"
     if scores.no_vital:
-        click.echo(f"{len(scores.no_vital)} topic(s) have no vital nuggets, left out of V_strict and V: "
-                   f"{ts.some(scores.no_vital)}", err=True)
+        what = "scored 0 on V_strict and V" if nuggetizer else "left out of V_strict and V"
+        click.echo(f"{len(scores.no_vital)} topic(s) have no vital nuggets, {what}: {ts.some(scores.no_vital)}",
+                   err=True)
+    if scores.no_nuggets:
+        what = "scored 0" if nuggetizer else "no score"
+        click.echo(f"{len(scores.no_nuggets)} topic(s) have no nuggets, {what}: {ts.some(scores.no_nuggets)}",
+                   err=True)
     for run, qids in scores.missing.items():
         if qids:
             what = "scored 0" if missing_topics == "zero" else "left out"
@@ -114,6 +137,13 @@ def answers(answer_files, nuggets_path, workspace, assigner, model, api_base, ca
     for run, qids in scores.unjudged.items():
         if qids:
             click.echo(f"{run}: {len(qids)} answered topic(s) have no nuggets, not scored: {ts.some(qids)}", err=True)
+    for run, qid, error in scores.incomplete:
+        what = "its failed labels scored 0 (nuggetizer rules)" if nuggetizer else "not scored"
+        click.echo(f"{run}: topic {qid} is incomplete and {what}: {error}", err=True)
+    if scores.incomplete and not nuggetizer:
+        # scored topics are printed above; the exit status tells scripts that some could not be
+        click.echo(f"{len(scores.incomplete)} (run, topic) assignment(s) failed; run again to retry them", err=True)
+        raise SystemExit(1)
 
 
 @contextmanager

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from trecbench.cli.common import duplicates_option
+
 
 @click.command("context-recall")
 @click.option("--mode", type=click.Choice(["id", "string", "llm"]), default="id", show_default=True,
@@ -15,7 +17,11 @@ import click
 @click.option("--qrels", "qrels_path", type=click.Path(dir_okay=False), default=None,
               help="Take reference ids from qrels (documents judged at --rel-level or above).")
 @click.option("-l", "--rel-level", type=int, default=1, show_default=True, help="Lowest relevant grade (--qrels).")
-@click.option("-k", "k", type=click.IntRange(min=1), default=None, help="Use the top k contexts of each topic.")
+@click.option("-k", "k", type=click.IntRange(min=1), default=None,
+              help="Use the top k contexts of each topic: the first k positions of the last stage, repeats included.")
+@click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
+              help="id: take duplicate groups from this workspace's pool (see --duplicates).")
+@duplicates_option
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="string: a reference is found when its best similarity is strictly above this.")
 @click.option("--window", type=click.Choice(["none", "sentence"]), default="none", show_default=True,
@@ -34,19 +40,27 @@ import click
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="Output format (json includes reasons and per-reference details).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
-def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level, k, threshold, window, corpus_path,
-                   model, api_base, cache_path, concurrency, scale, missing, per_topic, fmt, output) -> None:
+def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level, k, workspace, duplicates, threshold,
+                   window, corpus_path, model, api_base, cache_path, concurrency, scale, missing, per_topic, fmt,
+                   output) -> None:
     """How much of each topic's reference the retrieved contexts contain (one context set per topic).
+
+    A run's value is the mean over topics (macro). A topic without a reference of the mode's kind
+    has no score (--missing zero: 0); a topic with a reference and no retrieved context scores 0
+    (llm: without a model call). llm: a reference answer without claims has no score, and a topic
+    whose model call failed is incomplete: listed, not scored, exit status 1.
 
     \b
     Example:
       trecbench eval context-recall --mode id --contexts run.txt --qrels qrels.txt -k 10
+      trecbench eval context-recall --mode id --contexts run.txt --qrels qrels.txt -k 10 -w mybench
       trecbench eval context-recall --mode string --contexts contexts.jsonl --references refs.jsonl --window sentence
       trecbench eval context-recall --mode llm --model gpt-4o-mini --contexts contexts.jsonl --references refs.jsonl
     """
     from trecbench.cli.eval_answers import model_errors
     from trecbench.evaluation import topic_scores as ts
     from trecbench.evaluation.context_recall import evaluate_context_recall, read_references, references_from_qrels
+    from trecbench.evaluation.duplicates import duplicate_groups
 
     if bool(references_path) == bool(qrels_path):
         raise click.UsageError("give --references or --qrels (one of them)")
@@ -54,7 +68,10 @@ def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level,
         raise click.UsageError("--qrels gives reference ids: use it with --mode id")
     if mode == "llm" and not model:
         raise click.UsageError("--mode llm needs --model")
+    if workspace and mode != "id":
+        raise click.UsageError("-w gives duplicate groups of documents: use it with --mode id")
     refs = read_references(references_path) if references_path else references_from_qrels(qrels_path, rel_level)
+    groups = duplicate_groups(workspace) if workspace and duplicates == "same" else None
     judge = None
     if mode == "llm":
         from trecbench.evaluation.context_recall import LLMRecallJudge
@@ -65,14 +82,18 @@ def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level,
         with model_errors():
             scores = evaluate_context_recall(list(contexts_paths), refs, mode=mode, k=k, threshold=threshold,
                                              window=None if window == "none" else window, missing=missing,
-                                             corpus=corpus_path, judge=judge, scale=scale)
+                                             corpus=corpus_path, judge=judge, scale=scale, duplicates=groups)
     finally:
         if judge is not None:
             judge.close()
     ts.emit(scores.frame, output, fmt, topics=per_topic, notes=scores.notes())
-    reasons: dict[str, list[str]] = {}
+    reasons: dict[tuple[str, str], list[str]] = {}
     for (run, qid), why in scores.reasons.items():
-        reasons.setdefault(why, []).append(f"{run}:{qid}" if len(contexts_paths) > 1 else qid)
-    for why, where in reasons.items():
-        what = "scored 0" if missing == "zero" and not why.startswith("incomplete") else "no score"
+        value = scores.frame.loc[(run, qid)].iloc[0]
+        what = "no score" if value != value else f"scored {value:g}"  # what the table holds, NaN or not
+        reasons.setdefault((what, why), []).append(f"{run}:{qid}" if len(contexts_paths) > 1 else qid)
+    for (what, why), where in reasons.items():
         click.echo(f"{len(where)} topic(s), {what}: {why}: {ts.some(where)}", err=True)
+    if scores.incomplete:
+        click.echo(f"{len(scores.incomplete)} (run, topic) model call(s) failed; run again to retry them", err=True)
+        raise SystemExit(1)

@@ -5,6 +5,8 @@ import sys
 
 import click
 
+from trecbench.cli.common import duplicates_option
+
 
 @click.command("evidence")
 @click.option("--evidence", "evidence_path", type=click.Path(dir_okay=False), default=None,
@@ -12,7 +14,8 @@ import click
 @click.option("--nuggets", "nuggets_path", type=click.Path(dir_okay=False), default=None,
               help="Take the evidence from a nuggets file instead: nuggets with support become items.")
 @click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
-              help="Take the evidence from this workspace's nuggets (those with supporting documents).")
+              help="Take the duplicate groups of this workspace's pool, and the evidence from its nuggets unless "
+                   "--evidence or --nuggets.")
 @click.option("--contexts", "contexts_paths", multiple=True, required=True, type=click.Path(dir_okay=False),
               help="A TREC run, or JSONL {qid, stage, docids:[...]} with ordered stages. Repeatable: one per system.")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
@@ -21,6 +24,9 @@ import click
               help="Order of the stages (default: as first seen in the file).")
 @click.option("--permissions", "permissions_path", type=click.Path(dir_okay=False), default=None,
               help="JSONL {qid, allow:[docid | \"group:NAME\", ...]} and {group, docids}: what each topic may see.")
+@click.option("--permissions-default", type=click.Choice(["allow", "deny"]), default="allow", show_default=True,
+              help="A topic without an entry in --permissions: allow (sees everything) or deny (sees nothing).")
+@duplicates_option
 @click.option("--funnel", is_flag=True, help="Also print, per stage, the items present and lost (per item with -q).")
 @click.option("-q", "--per-topic", is_flag=True, help="Also print per-topic scores.")
 @click.option("--missing-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
@@ -28,15 +34,19 @@ import click
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="Output format (json includes the funnel and what permissions dropped).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
-def evidence(evidence_path, nuggets_path, workspace, contexts_paths, k, stages, permissions_path, funnel, per_topic,
-             missing_topics, fmt, output) -> None:
+def evidence(evidence_path, nuggets_path, workspace, contexts_paths, k, stages, permissions_path, permissions_default,
+             duplicates, funnel, per_topic, missing_topics, fmt, output) -> None:
     """Did retrieval bring back the evidence answers need, and which stage lost it?
 
     An evidence item is covered when all documents of one of its alternatives are among the top k
-    of the last stage; it counts once however many of its sources come back. EvidenceRecall@k is
-    covered / required items per topic, CompleteEvidence@k the share of topics with every item
-    covered, IDRecall@k plain recall of the source documents, for contrast. With --permissions,
-    sources a topic may not see are not required (and are reported).
+    contexts (the first k positions of the last stage, repeats included); it counts once however
+    many of its sources come back. EvidenceRecall@k is covered / required items per topic,
+    CompleteEvidence@k the share of topics with every item covered, IDRecall@k plain recall of the
+    source documents, for contrast; a run's value is the macro mean over topics. The funnel's
+    shares are micro: items present / items required, all topics pooled. With --permissions,
+    sources a topic may not see are not required (and are reported); nuggets without supporting
+    documents are not required either (and are listed). With -w, documents of one duplicate group
+    of the pool count as one (--duplicates distinct to turn that off).
 
     \b
     Example:
@@ -44,31 +54,36 @@ def evidence(evidence_path, nuggets_path, workspace, contexts_paths, k, stages, 
       trecbench eval evidence --nuggets nuggets.jsonl --contexts bm25.txt --contexts dense.txt -q
       trecbench eval evidence -w mybench --contexts staged.jsonl -k 5 --funnel
       trecbench eval evidence --evidence evidence.jsonl --contexts stages.jsonl --permissions acl.jsonl
+      trecbench eval evidence --evidence ev.jsonl --contexts s.jsonl --permissions acl.jsonl --permissions-default deny
     """
     from trecbench.evaluation import topic_scores as ts
+    from trecbench.evaluation.duplicates import duplicate_groups
     from trecbench.evaluation.evidence import (evaluate_evidence, evidence_from_nuggets, read_contexts,
-                                               read_evidence)
+                                               read_evidence, read_permissions)
 
-    if sum(map(bool, (evidence_path, nuggets_path, workspace))) != 1:
-        raise click.UsageError("give one of --evidence, --nuggets or -w/--workspace")
+    if (evidence_path and nuggets_path) or not (evidence_path or nuggets_path or workspace):
+        raise click.UsageError("give one of --evidence, --nuggets or -w/--workspace (whose nuggets are the evidence)")
     if evidence_path:
         items = read_evidence(evidence_path)
-    elif workspace:
+    elif not nuggets_path:
         from trecbench.nuggets.store import NuggetStore
         from trecbench.store import Workspace
 
         items = evidence_from_nuggets(NuggetStore(Workspace(workspace)).export())
-        if not items:
+        if not any(i.any_of for i in items):
             raise click.UsageError(f"{workspace}: no nugget has supporting documents yet")
     else:
         from trecbench.nuggets.io import read_nuggets
 
         items = evidence_from_nuggets(read_nuggets(nuggets_path))
-        if not items:
+        if not any(i.any_of for i in items):
             raise click.UsageError(f"{nuggets_path}: no nugget has supporting documents (support)")
     order = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
     systems = [read_contexts(p, stages=order) for p in contexts_paths]
-    scores = evaluate_evidence(items, systems, k=k, permissions=permissions_path, missing_topics=missing_topics)
+    permissions = read_permissions(permissions_path, default=permissions_default) if permissions_path else None
+    groups = duplicate_groups(workspace) if workspace and duplicates == "same" else None
+    scores = evaluate_evidence(items, systems, k=k, permissions=permissions, missing_topics=missing_topics,
+                               duplicates=groups)
     ts.emit(scores.frame, output, fmt, topics=per_topic, notes=scores.notes())
     if funnel and fmt == "table":
         stream = open(output, "a", encoding="utf-8") if output else sys.stdout
@@ -82,7 +97,8 @@ def evidence(evidence_path, nuggets_path, workspace, contexts_paths, k, stages, 
 
 def _print_funnel(scores, stream, *, per_item: bool) -> None:
     summary = scores.stage_summary()
-    stream.write("\nfunnel (items present at each stage, lost there):\n")
+    stream.write(f"\nfunnel (items present at each stage, lost there; share is micro: all topics' items pooled, "
+                 f"while EvidenceRecall@{scores.k} above is the macro mean over topics):\n")
     summary = summary.assign(share=[("-" if s != s else f"{s:.4f}") for s in summary["share"]])
     stream.write(summary.to_string(index=False) + "\n")
     if per_item:
@@ -96,6 +112,14 @@ def _print_funnel(scores, stream, *, per_item: bool) -> None:
 def _report(scores, missing_topics: str) -> None:
     from trecbench.evaluation.topic_scores import some
 
+    for warning in scores.warnings:
+        click.echo(warning, err=True)
+    if scores.unsupported:
+        click.echo(f"{len(scores.unsupported)} nugget(s) not required, no evidence (no supporting documents): "
+                   f"{some(f'{q}:{i}' for q, i in scores.unsupported)}", err=True)
+    if scores.duplicates:
+        click.echo(f"{scores.duplicates} retrieved document(s) in the top k scored as their duplicate group's "
+                   "representative (--duplicates distinct to count them apart)", err=True)
     if scores.no_evidence:
         click.echo(f"{len(scores.no_evidence)} topic(s) have no required evidence, left out of the means: "
                    f"{some(scores.no_evidence)}", err=True)

@@ -25,7 +25,9 @@ def nuggets() -> None:
 @workspace_option
 @click.option("--model", help="Any litellm model name (openai/gpt-4o-mini, hosted_vllm/..., ollama/...).")
 @click.option("--extractive", is_flag=True, help="Draft without a model: ranked sentences of the relevant documents.")
-@click.option("--min-grade", default=1, show_default=True, type=int, help="Lowest grade of a relevant document.")
+@click.option("--min-grade", default=2, show_default=True, type=int,
+              help="Lowest grade of a relevant document (on the 0-3 scale 1 is \"related, does not answer\"; "
+                   "nuggetizer's --min-judgment default is 2 too).")
 @click.option("--window", default=10, show_default=True, type=click.IntRange(1, 100),
               help="Relevant documents per model call.")
 @click.option("--max-nuggets", default=30, show_default=True, type=click.IntRange(1, 200),

@@ -38,6 +38,7 @@ def pool() -> None:
     Example:
       trecbench pool bm25.txt dense.txt --depth 100 -o pool.tsv
       trecbench pool stats pool.tsv --qrels qrels.txt
+      trecbench pool list -w mybench
     """
 
 
@@ -111,13 +112,6 @@ def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, thresh
     result = build_pool(list(runs), depth=depth, strategy=get_strategy(strategy, **params), budget=budget,
                         topics=topics, topics_source=topics_path, corpus=corpus, dedup=dedup, threshold=threshold)
     _problems(result.problems)
-    if output is not None:
-        stream = _output(output)
-        try:
-            result.write(stream)
-        finally:
-            if stream is not sys.stdout:
-                stream.close()
     if ws is not None:
         from trecbench.store.workspace import save_pool
 
@@ -127,6 +121,13 @@ def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, thresh
         except ValueError as e:
             raise click.BadParameter(f"{e}; choose another --name", param_hint="'--name'") from None
         click.echo(f"stored in {workspace} as pool {pool_name!r}", err=True)
+    if output is not None:
+        stream = _output(output)
+        try:
+            result.write(stream)
+        finally:
+            if stream is not sys.stdout:
+                stream.close()
     c = result.candidates
     topics_n = c["query_id"].nunique()
     click.echo(f"pool: {len(c)} candidates over {topics_n} topic{'s' * (topics_n != 1)} from {len(runs)} "
@@ -137,6 +138,50 @@ def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, thresh
         share = saved / len(c) if len(c) else 0.0
         click.echo(f"de-duplication ({dedup}): {len(c) - saved} to judge; judgments saved: {saved} ({share:.1%})",
                    err=True)
+
+
+@pool.command("list")
+@click.option("-w", "--workspace", required=True, type=click.Path(file_okay=False), help="Bench workspace.")
+@format_option("table", "csv", "json")
+def list_(workspace, fmt) -> None:
+    """List the pools stored in a workspace, oldest first: size, duplicate-group representatives to
+    judge, how many of them are judged. `judge llm`, `serve`, `report` and `qrels export` take the
+    newest unless given `--pool NAME`.
+
+    \b
+    Example:
+      trecbench pool list -w mybench
+    """
+    import pandas as pd
+
+    from trecbench.store import Workspace
+
+    pools = Workspace(workspace).pool_summaries()
+    if not pools:
+        click.echo(f"no pool in {workspace} yet: make one with `trecbench pool RUN... -w {workspace}`", err=True)
+        return
+    print_table(pd.DataFrame([{"id": s.pool.id, "name": s.pool.name, "strategy": s.pool.strategy,
+                               "depth": s.pool.params.get("depth"), "topics": s.topics, "candidates": s.candidates,
+                               "to_judge": s.to_judge, "judged": s.judged, "created_at": s.pool.created_at}
+                              for s in pools]).set_index("id"), fmt)
+
+
+@pool.command("delete")
+@click.argument("pool_id", metavar="POOL")
+@click.option("-w", "--workspace", required=True, type=click.Path(file_okay=False), help="Bench workspace.")
+def delete(pool_id, workspace) -> None:
+    """Delete POOL (its name or id, as `pool list` shows) from a workspace, if nothing uses it: a pool
+    with a judgment or an open web-app lease of one of its candidates is kept.
+
+    \b
+    Example:
+      trecbench pool delete depth-20 -w mybench
+    """
+    from trecbench.store import Workspace
+
+    gone = Workspace(workspace).delete_pool(pool_id)
+    click.echo(f"deleted pool {gone.pool.name!r} (id {gone.pool.id}, {gone.candidates} candidates) from {workspace}",
+               err=True)
 
 
 @pool.command()

@@ -12,8 +12,8 @@ from trecbench.cli.workspace import workspace_option
 @workspace_option
 @click.argument("run_args", metavar="[RUN]...", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--runs", "runs", multiple=True, type=click.Path(dir_okay=False),
-              help="Run to score (repeatable; runs may also follow as arguments). Runs registered in the "
-                   "workspace (its runs table, BENCH/runs/) are scored too.")
+              help="Run to score (repeatable; runs may also follow as arguments). The run files in "
+                   "BENCH/runs/ are scored too.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="HTML file to write.")
 @click.option("-m", "--measure", "measures", multiple=True, help="Measure (repeatable) [nDCG@10, R@100, AP].")
 @click.option("--baseline", help="Run the others are compared with (default: the best by the first measure).")

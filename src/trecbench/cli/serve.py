@@ -15,8 +15,9 @@ from trecbench.cli.workspace import workspace_option
               help="Offer each document to two different assessors, so that agreement can be computed.")
 @click.option("--require-token", is_flag=True,
               help="Require tokens even on loopback (e.g. behind a reverse proxy that others reach).")
-def serve(workspace: str, host: str, port: int, double: bool, require_token: bool) -> None:
-    """Judge the newest pool in the browser: topic list with progress, a judging page per document.
+@click.option("--pool", "pool_name", default=None, help="Pool to judge, by name or id (default: the newest).")
+def serve(workspace: str, host: str, port: int, double: bool, require_token: bool, pool_name: str | None) -> None:
+    """Judge the newest pool (or --pool) in the browser: topic list with progress, a judging page per document.
 
     Keys 0-3 grade a document and move on, n/p go to the next/previous one; every grade is saved at
     once as a judgment of the assessor. A document is offered to one assessor at a time (two with
@@ -30,17 +31,20 @@ def serve(workspace: str, host: str, port: int, double: bool, require_token: boo
       trecbench serve -w mybench
       trecbench assessors add alice -w mybench
       trecbench serve -w mybench --host 0.0.0.0 --port 8080 --double
+      trecbench serve -w mybench --pool mtf30
     """
     from trecbench.store import Workspace
     from trecbench.web.app import serve as run
     from trecbench.web.auth import is_loopback
 
-    ws = Workspace(workspace)  # a bad workspace is reported before anything listens
+    ws = Workspace(workspace)  # a bad workspace or pool is reported before anything listens
+    pool = ws.pool(pool_name)
     tokens = require_token or not is_loopback(host)
     if tokens and not ws.assessors():
         click.echo(f"no assessors yet: nobody can log in; add one with `trecbench assessors add NAME -w {workspace}`",
                    err=True)
-    click.echo(f"judging {ws.settings.name} at http://{host}:{port}/ "
+    what = f"pool {pool.name!r}" if pool else "no pool yet"
+    click.echo(f"judging {ws.settings.name} ({what}) at http://{host}:{port}/ "
                f"({'assessor tokens required' if tokens else 'no login needed on this machine'}"
                f"{', double judging' if double else ''}); Ctrl-C stops", err=True)
-    run(ws, host=host, port=port, double=double, require_token=tokens)
+    run(ws, host=host, port=port, double=double, require_token=tokens, pool=pool_name)

@@ -14,8 +14,14 @@ Three modes, one context set per (system, topic):
   whether the contexts support it (with the ids of the supporting contexts and a reason);
   score = attributed claims / claims x `scale`.
 
-A topic without a reference of the needed kind scores NaN with a reason (left out of the mean), or 0
-with `missing="zero"` (Mastra's convention). A topic with a reference and no retrieved context scores 0.
+Every mode scores the top k contexts of the last stage (`contexts.top_k_contexts`: the first k
+positions as the system produced them; all when k is None), read by `contexts.read_contexts`. A run's
+score is the mean over topics. A topic without a reference of the needed kind scores NaN with a reason
+(left out of the mean), or 0 with `missing="zero"` (Mastra's convention). A topic with a reference and
+no retrieved context scores 0 (in llm mode without calling the model). In llm mode, a reference answer
+the model finds no claim in scores NaN (nothing to recall), and a topic whose call failed is
+incomplete: NaN, listed, and the command exits 1. With duplicate groups (`duplicates`), id mode counts
+the members of a group as one document.
 """
 from __future__ import annotations
 
@@ -26,7 +32,10 @@ from typing import Any, Iterable, NamedTuple, Union
 
 import pandas as pd
 
-from trecbench.errors import InputError, Problem
+from trecbench.errors import InputError
+from trecbench.evaluation.contexts import Context, StagedContexts, read_contexts
+from trecbench.evaluation.duplicates import NONE, DuplicateGroups
+from trecbench.evaluation.references import Reference, read_references, references_from_qrels  # noqa: F401
 from trecbench.evaluation.topic_scores import scores_frame
 
 PathLike = Union[str, Path]
@@ -34,171 +43,19 @@ MODES = ("id", "string", "llm")
 _NAMES = {"id": "IDContextRecall", "string": "StringContextRecall", "llm": "LLMContextRecall"}
 
 
-class Context(NamedTuple):
-    """One retrieved context: its id (docid) and text, either of which may be unknown."""
-
-    id: str | None
-    text: str | None
-
-
 @dataclass(frozen=True)
 class ContextSet:
-    """One system's retrieved contexts per topic, in rank order."""
+    """One system's retrieved contexts per topic, in rank order (a one-stage `StagedContexts`)."""
 
     run: str
     contexts: dict[str, tuple[Context, ...]]
 
-
-@dataclass(frozen=True)
-class Reference:
-    """What a topic's contexts should contain: ids, reference passages, and/or a reference answer."""
-
-    qid: str
-    ids: tuple[str, ...] = ()
-    contexts: tuple[str, ...] = ()
-    answer: str | None = None
-    question: str | None = None  # the topic's question, shown to the model in llm mode
+    def staged(self) -> StagedContexts:
+        return StagedContexts(self.run, ("final",), {q: {"final": c} for q, c in self.contexts.items()})
 
 
 def measure_name(mode: str, k: int | None) -> str:
     return _NAMES[mode] + (f"@{k}" if k else "")
-
-
-# --- reading ---------------------------------------------------------------------------------------
-
-
-def _id(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
-        return None
-    return str(value).strip()
-
-
-def read_references(path: PathLike) -> dict[str, Reference]:
-    """References from JSONL `{qid, reference_ids?: [...], reference_contexts?: [...], reference?: "..."}`."""
-    from trecbench._lines import iter_json_objects
-
-    where = str(path)
-    out: dict[str, Reference] = {}
-    problems: list[Problem] = []
-    first: dict[str, int] = {}
-    for number, record, error in iter_json_objects(path):
-        if record is None:
-            problems.append(Problem(where, number, error))
-            continue
-        qid = _id(record.get("qid", record.get("query_id")))
-        if qid is None:
-            problems.append(Problem(where, number, "missing or empty 'qid'"))
-            continue
-        if qid in first:
-            problems.append(Problem(where, number, f"topic {qid!r} appears twice (first on line {first[qid]})"))
-            continue
-        first[qid] = number
-        ids, texts, answer = (record.get("reference_ids", []), record.get("reference_contexts", []),
-                              record.get("reference"))
-        question = record.get("question", record.get("query"))
-        if not isinstance(ids, list) or not all(_id(x) for x in ids):
-            problems.append(Problem(where, number, "'reference_ids' must be a list of ids"))
-            continue
-        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-            problems.append(Problem(where, number, "'reference_contexts' must be a list of strings"))
-            continue
-        if answer is not None and not isinstance(answer, str):
-            problems.append(Problem(where, number, "'reference' must be a string (the reference answer)"))
-            continue
-        out[qid] = Reference(qid, tuple(dict.fromkeys(str(_id(x)) for x in ids)),
-                             tuple(t for t in texts if t.strip()), answer if answer and answer.strip() else None,
-                             question if isinstance(question, str) and question.strip() else None)
-    if not out and not problems:
-        problems.append(Problem(where, 0, "no references found"))
-    if problems:
-        raise InputError.of(problems)
-    return out
-
-
-def references_from_qrels(qrels: PathLike | pd.DataFrame, rel_level: int = 1) -> dict[str, Reference]:
-    """Reference ids from qrels: the documents judged at `rel_level` or above."""
-    from trecbench.qrels import read_qrels
-
-    frame = qrels if isinstance(qrels, pd.DataFrame) else read_qrels(qrels)
-    rel = frame[frame["relevance"] >= rel_level]
-    out = {str(q): Reference(str(q), tuple(dict.fromkeys(g["doc_id"].astype(str))))
-           for q, g in rel.groupby("query_id", sort=False)}
-    for q in frame["query_id"].astype(str).unique():
-        out.setdefault(q, Reference(q))
-    return out
-
-
-def read_context_set(path: PathLike) -> ContextSet:
-    """Retrieved contexts from a TREC run (ids, ranked as trec_eval ranks) or JSONL.
-
-    JSONL lines are `{qid, contexts: ["text", ...] | [{id, text}, ...]}` or `{qid, docids: [...]}`,
-    optionally with `stage` (the last stage in file order is used) and `run_id`.
-    """
-    from trecbench._lines import looks_like_jsonl
-
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(str(path), 0, "no such file")
-    if not looks_like_jsonl(p):
-        from trecbench.evaluation.evidence import ranked_docids
-        from trecbench.runs import read_run
-
-        run = read_run(p)
-        ranked = ranked_docids(run)
-        name = run.attrs.get("runid") or p.name.split(".")[0]
-        return ContextSet(str(name), {q: tuple(Context(d, None) for d in docs) for q, docs in ranked.items()})
-    return _jsonl_contexts(p)
-
-
-def _jsonl_contexts(path: Path) -> ContextSet:
-    from trecbench._lines import iter_json_objects
-
-    where = str(path)
-    problems: list[Problem] = []
-    staged: dict[str, dict[str, tuple[Context, ...]]] = {}
-    stages: list[str] = []
-    run_ids: list[str] = []
-    for number, record, error in iter_json_objects(path):
-        if record is None:
-            problems.append(Problem(where, number, error))
-            continue
-        qid = _id(record.get("qid", record.get("query_id")))
-        if qid is None:
-            problems.append(Problem(where, number, "missing or empty 'qid'"))
-            continue
-        stage = str(record.get("stage", "final"))
-        items = record.get("contexts", record.get("retrieved_contexts"))
-        contexts: list[Context] = []
-        if items is not None:
-            if not isinstance(items, list):
-                problems.append(Problem(where, number, "'contexts' must be a list"))
-                continue
-            for n, item in enumerate(items):
-                if isinstance(item, str):
-                    contexts.append(Context(None, item))
-                elif isinstance(item, dict) and isinstance(item.get("text", ""), str):
-                    contexts.append(Context(_id(item.get("id", item.get("docid"))), item.get("text")))
-                else:
-                    problems.append(Problem(where, number, f"context {n}: expected a string or {{id, text}}"))
-        else:
-            docs = record.get("docids")
-            if not isinstance(docs, list) or not all(_id(d) for d in docs):
-                problems.append(Problem(where, number, "expected 'contexts' (texts) or 'docids' (ids)"))
-                continue
-            contexts = [Context(str(_id(d)), None) for d in docs]
-        if stage not in stages:
-            stages.append(stage)
-        rid = _id(record.get("run_id"))
-        if rid and rid not in run_ids:
-            run_ids.append(rid)
-        staged.setdefault(qid, {})[stage] = tuple(contexts)
-    if not staged and not problems:
-        problems.append(Problem(where, 0, "no contexts found"))
-    if problems:
-        raise InputError.of(problems)
-    final = stages[-1]
-    name = run_ids[0] if len(run_ids) == 1 else path.name.split(".")[0]
-    return ContextSet(name, {q: by_stage.get(final, ()) for q, by_stage in staged.items()})
 
 
 # --- scoring ---------------------------------------------------------------------------------------
@@ -256,15 +113,17 @@ def evaluate_context_recall(
     corpus: Any = None,
     judge: Any = None,
     scale: float = 1.0,
+    duplicates: DuplicateGroups | None = None,
 ) -> ContextRecallScores:
     """Context recall of one or more systems' contexts against references (see the module docstring).
 
-    contexts: contexts file(s) or ContextSet(s), one per system.
+    contexts: contexts file(s), StagedContexts or ContextSet(s), one per system.
     references: a references file or {qid: Reference} (`references_from_qrels` for ids from qrels).
     k: use the top k contexts of each topic (None: all).
     corpus: a Corpus (or path) to look up texts of contexts and references given only by id.
     judge: for `llm` mode, an `LLMRecallJudge` (any object with `recall_many(jobs)` returning one
         ClaimsVerdict per (question, reference answer, [(context id, text)]) job).
+    duplicates: duplicate groups (`duplicate_groups(workspace)`): in id mode a group's members are one id.
 
     Example:
         >>> evaluate_context_recall("contexts.jsonl", "references.jsonl", mode="string", k=5).frame
@@ -276,9 +135,11 @@ def evaluate_context_recall(
     if k is not None and k <= 0:
         raise ValueError(f"k must be positive, not {k}")
     refs = read_references(references) if isinstance(references, (str, Path)) else dict(references)
-    if isinstance(contexts, (str, Path, ContextSet)):
+    if isinstance(contexts, (str, Path, ContextSet, StagedContexts)):
         contexts = [contexts]
-    systems = [c if isinstance(c, ContextSet) else read_context_set(c) for c in contexts]
+    systems = [c.staged() if isinstance(c, ContextSet) else c if isinstance(c, StagedContexts) else read_contexts(c)
+               for c in contexts]
+    groups = duplicates or NONE
     if isinstance(corpus, (str, Path)):
         from trecbench.corpus import open_corpus
 
@@ -290,7 +151,7 @@ def evaluate_context_recall(
     for system in systems:
         topics = list(dict.fromkeys(list(system.contexts) + list(refs)))
         for qid in topics:
-            retrieved = list(system.contexts.get(qid, ()))[:k] if k else list(system.contexts.get(qid, ()))
+            retrieved = system.top_k(qid, k)
             ref = refs.get(qid)
             why = _no_reference(mode, ref, corpus)
             if why:
@@ -299,13 +160,17 @@ def evaluate_context_recall(
                 continue
             assert ref is not None
             if mode == "id":
-                rows.append((system.run, qid, {name: id_recall((c.id for c in retrieved), ref.ids)}))
+                ids = (groups.same(qid, c.id) if c.id is not None else None for c in retrieved)
+                rows.append((system.run, qid, {name: id_recall(ids, groups.all_same(qid, ref.ids))}))
             elif mode == "string":
-                texts = [_text(c, corpus, system.run, qid) for c in retrieved]
+                strings = [_text(c, corpus, system.run, qid) for c in retrieved]
                 ref_texts = list(ref.contexts) or [_text(Context(d, None), corpus, "references", qid) for d in ref.ids]
-                score, best = string_recall(texts, ref_texts, threshold=threshold, window=window)
+                score, best = string_recall(strings, ref_texts, threshold=threshold, window=window)
                 result.details[(system.run, qid)] = [round(b, 4) for b in best]
                 rows.append((system.run, qid, {name: score}))
+            elif not retrieved:  # nothing to attribute a claim to: 0, without asking a model
+                result.reasons[(system.run, qid)] = "no retrieved context"
+                rows.append((system.run, qid, {name: 0.0}))
             else:
                 texts = [(c.id or str(i), _text(c, corpus, system.run, qid)) for i, c in enumerate(retrieved)]
                 jobs.append((system.run, qid, ref.question, ref.answer, texts))

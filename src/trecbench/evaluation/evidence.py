@@ -1,23 +1,27 @@
 """Evidence recall: did retrieval bring back what an answer needs, and where in the pipeline was it lost?
 
-Evidence is a list of items per topic, each needed by a good answer; an item is established by any one
-of its alternatives, and an alternative is a joint group of documents all of which are needed
-(`any_of: [["A"], ["B", "C"]]` reads "A, or B together with C"). An item is covered by a set of
-documents when one alternative is in it in full; it counts once however many of its sources come back.
+Evidence is a list of items per topic (`evidence_files`), each needed by a good answer; an item is
+established by any one of its alternatives, and an alternative is a joint group of documents all of
+which are needed. An item is covered by a set of documents when one alternative is in it in full; it
+counts once however many of its sources come back.
 
-Measures per topic, on the last stage of the contexts cut at k:
+Measures per topic, on the top k contexts (the first k positions of the last stage, `contexts`):
 
 - `EvidenceRecall@k`: covered items / required items
 - `CompleteEvidence@k`: 1 when every required item is covered, else 0 (its mean: the share of topics)
 - `IDRecall@k`: retrieved source documents / all source documents (plain ID recall, for contrast)
 
-The funnel follows each item through ordered stages (initial, filtered, reranked, final ...): the last
-stage where it was present and the stage where it was lost (`cut@k` when the last stage has it below
-rank k, `never retrieved` when no stage has it).
+A run's score is the macro mean: the mean over topics of the per-topic values, each topic weighing
+the same. The funnel follows each item through ordered stages (initial, filtered, reranked, final
+...): the last stage where it was present and the stage where it was lost (`cut@k` when the last
+stage has it below rank k, `never retrieved` when no stage has it). Its shares are micro: items
+present / items required, all topics' items pooled, so a topic with many items weighs more.
 
-Permissions map a topic to the documents (and named groups of documents) it may see. Sources it may
-not see are dropped from the requirement and reported: an alternative needing one is dropped, and an
-item with no alternative left is not required, so a correct permission filter is never scored as a miss.
+Permissions: sources a topic may not see are dropped from the requirement and reported: an
+alternative needing one is dropped, and an item with no alternative left is not required, so a
+correct permission filter is never scored as a miss. A nugget without supporting documents is not
+required either, and is listed. With duplicate groups (`duplicates`), the members of a group are
+one document: retrieving any of them retrieves them all.
 """
 from __future__ import annotations
 
@@ -28,253 +32,23 @@ from typing import Any, Iterable, NamedTuple, Union
 
 import pandas as pd
 
-from trecbench.errors import InputError, Problem
+from trecbench.evaluation.contexts import StagedContexts, ranked_docids, read_contexts  # noqa: F401 (re-exported)
+from trecbench.evaluation.duplicates import NONE, DuplicateGroups
+from trecbench.evaluation.evidence_files import (  # noqa: F401 (re-exported)
+    EvidenceItem,
+    Permissions,
+    evidence_from_nuggets,
+    permission_warnings,
+    read_evidence,
+    read_permissions,
+)
 from trecbench.evaluation.topic_scores import scores_frame
-from trecbench.nuggets.model import Support, normalise_support, satisfied_group
+from trecbench.nuggets.model import satisfied_group
 
 PathLike = Union[str, Path]
 NEVER = "never retrieved"
-
-
-@dataclass(frozen=True)
-class EvidenceItem:
-    """One piece of evidence a topic's answer needs, with the alternative document groups that give it."""
-
-    qid: str
-    id: str
-    any_of: Support
-    text: str | None = None
-    importance: str | None = None
-
-    @property
-    def sources(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(d for g in self.any_of for d in g))
-
-
-@dataclass(frozen=True)
-class StagedContexts:
-    """One system's contexts: per topic, the ranked docids of each stage, stages in pipeline order."""
-
-    run: str
-    stages: tuple[str, ...]
-    docids: dict[str, dict[str, tuple[str, ...]]]  # qid -> stage -> ranked docids
-
-    def final(self, qid: str) -> tuple[str, ...]:
-        return self.docids.get(qid, {}).get(self.stages[-1], ())
-
-
-@dataclass(frozen=True)
-class Permissions:
-    """Which documents each topic may see: docids, and `group:NAME` entries expanded through `groups`."""
-
-    allowed: dict[str, frozenset[str]]  # qid -> docids and group names ("group:NAME")
-    groups: dict[str, frozenset[str]] = field(default_factory=dict)  # NAME -> docids
-
-    def restricts(self, qid: str) -> bool:
-        return qid in self.allowed
-
-    def visible(self, qid: str, docid: str) -> bool:
-        allowed = self.allowed.get(qid)
-        if allowed is None:
-            return True  # a topic the map does not mention is unrestricted
-        if docid in allowed:
-            return True
-        return any(docid in self.groups.get(g[6:], ()) for g in allowed if g.startswith("group:"))
-
-
-# --- reading ---------------------------------------------------------------------------------------
-
-
-def _id(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
-        return None
-    return str(value).strip()
-
-
-def read_evidence(path: PathLike) -> list[EvidenceItem]:
-    """Evidence items from JSONL `{qid, evidence: [{id, text?, importance?, any_of: [[docid, ...], ...]}]}`.
-
-    A nuggets file is read too (nuggets with `support` become items; see `evidence_from_nuggets`).
-    Raises InputError listing every problem.
-    """
-    from trecbench._lines import iter_json_objects
-
-    where = str(path)
-    items: list[EvidenceItem] = []
-    problems: list[Problem] = []
-    first: dict[str, int] = {}
-    nugget_lines = False
-    for number, record, error in iter_json_objects(path):
-        if record is None:
-            problems.append(Problem(where, number, error))
-            continue
-        if "evidence" not in record and "nuggets" in record:
-            nugget_lines = True
-            continue
-        qid = _id(record.get("qid", record.get("query_id")))
-        if qid is None:
-            problems.append(Problem(where, number, "missing or empty 'qid'"))
-            continue
-        if qid in first:
-            problems.append(Problem(where, number, f"topic {qid!r} appears twice (first on line {first[qid]})"))
-            continue
-        first[qid] = number
-        entries = record.get("evidence")
-        if not isinstance(entries, list):
-            problems.append(Problem(where, number, f"topic {qid!r}: 'evidence' must be a list"))
-            continue
-        seen: set[str] = set()
-        for n, entry in enumerate(entries, start=1):
-            what = f"topic {qid!r}, evidence {n}"
-            if not isinstance(entry, dict):
-                problems.append(Problem(where, number, f"{what}: expected an object"))
-                continue
-            eid = _id(entry.get("id", f"E{n}"))
-            any_of = entry.get("any_of")
-            if eid is None:
-                problems.append(Problem(where, number, f"{what}: 'id' must be a non-empty string"))
-            elif eid in seen:
-                problems.append(Problem(where, number, f"{what}: id {eid!r} is used twice"))
-            elif not isinstance(any_of, list) or not any_of or not all(
-                    isinstance(g, list) and g and all(isinstance(d, str) and d for d in g) for g in any_of):
-                problems.append(Problem(where, number, f"{what}: 'any_of' must be a non-empty list of non-empty "
-                                                       "lists of docids, e.g. [[\"d1\"], [\"d2\", \"d3\"]]"))
-            else:
-                seen.add(eid)
-                text = entry.get("text") if isinstance(entry.get("text"), str) else None
-                importance = entry.get("importance") if isinstance(entry.get("importance"), str) else None
-                items.append(EvidenceItem(qid, eid, normalise_support(any_of), text, importance))
-    if nugget_lines and not items and not problems:
-        from trecbench.nuggets.io import read_nuggets
-
-        return evidence_from_nuggets(read_nuggets(path))
-    if not items and not problems:
-        problems.append(Problem(where, 0, "no evidence items found"))
-    if problems:
-        raise InputError.of(problems)
-    return items
-
-
-def evidence_from_nuggets(topics: Iterable[Any]) -> list[EvidenceItem]:
-    """Nuggets that have supporting documents, as evidence items (nuggets without support are skipped)."""
-    return [EvidenceItem(n.qid, n.id, n.support, n.text, n.importance)
-            for t in topics for n in t.nuggets if n.support]
-
-
-def read_contexts(path: PathLike, *, stages: Iterable[str] | None = None) -> StagedContexts:
-    """Contexts from a TREC run (one stage, ranked as trec_eval ranks) or JSONL `{qid, stage, docids}`.
-
-    JSONL stages are ordered as first seen in the file unless `stages` gives the order; a line
-    without `stage` is the stage "final". The run is named by `run_id` on the lines, the run's tag,
-    or else the file name.
-    """
-    from trecbench._lines import looks_like_jsonl
-
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(str(path), 0, "no such file")
-    if looks_like_jsonl(p):
-        return _staged_jsonl(p, stages)
-    from trecbench.runs import read_run
-
-    run = read_run(p)
-    ranked = ranked_docids(run)
-    name = run.attrs.get("runid") or p.name.split(".")[0]
-    return StagedContexts(str(name), ("retrieved",), {q: {"retrieved": d} for q, d in ranked.items()})
-
-
-def ranked_docids(run: pd.DataFrame) -> dict[str, tuple[str, ...]]:
-    """Each topic's docids in trec_eval order (score descending, ties by docid descending)."""
-    from trecbench.evaluation.rankings import form_rankings, qrels_table
-
-    qids = pd.unique(run["query_id"].astype(str))
-    if not len(qids):
-        return {}
-    # every topic of the run, judged nothing: only the ranking is wanted
-    table = qrels_table(pd.DataFrame({"query_id": qids, "doc_id": [""] * len(qids), "relevance": [0] * len(qids)}))
-    rankings = form_rankings(run, table, keep_docids=True)
-    return {str(q): tuple(rankings.docids[i, : rankings.num_ret[i]]) for i, q in enumerate(rankings.qids)}
-
-
-def _staged_jsonl(path: Path, order: Iterable[str] | None) -> StagedContexts:
-    from trecbench._lines import iter_json_objects
-
-    where = str(path)
-    problems: list[Problem] = []
-    docids: dict[str, dict[str, tuple[str, ...]]] = {}
-    seen_stages: list[str] = []
-    first: dict[tuple[str, str], int] = {}
-    run_ids: list[str] = []
-    for number, record, error in iter_json_objects(path):
-        if record is None:
-            problems.append(Problem(where, number, error))
-            continue
-        qid = _id(record.get("qid", record.get("query_id")))
-        stage = _id(record.get("stage", "final"))
-        docs = record.get("docids")
-        if qid is None:
-            problems.append(Problem(where, number, "missing or empty 'qid'"))
-            continue
-        if stage is None:
-            problems.append(Problem(where, number, "'stage' must be a non-empty string"))
-            continue
-        if not isinstance(docs, list) or not all(isinstance(d, str) and d for d in docs):
-            problems.append(Problem(where, number, "'docids' must be a list of docids (strings)"))
-            continue
-        if (qid, stage) in first:
-            problems.append(Problem(where, number, f"stage {stage!r} of topic {qid!r} appears twice (first on line "
-                                                   f"{first[(qid, stage)]})"))
-            continue
-        first[(qid, stage)] = number
-        if stage not in seen_stages:
-            seen_stages.append(stage)
-        if _id(record.get("run_id")) and _id(record.get("run_id")) not in run_ids:
-            run_ids.append(str(_id(record.get("run_id"))))
-        docids.setdefault(qid, {})[stage] = tuple(dict.fromkeys(docs))
-    stages = list(order) if order else seen_stages
-    unknown = [s for s in seen_stages if s not in stages]
-    if order and unknown:
-        problems.append(Problem(where, 0, f"stages not in the given order: {', '.join(unknown)}"))
-    if not docids and not problems:
-        problems.append(Problem(where, 0, "no contexts found"))
-    if problems:
-        raise InputError.of(problems)
-    name = run_ids[0] if len(run_ids) == 1 else path.name.split(".")[0]
-    return StagedContexts(name, tuple(stages), docids)
-
-
-def read_permissions(path: PathLike) -> Permissions:
-    """Permissions from JSONL: `{qid, allow: [docid | "group:NAME", ...]}` and `{group: NAME, docids: [...]}`."""
-    from trecbench._lines import iter_json_objects
-
-    where = str(path)
-    allowed: dict[str, frozenset[str]] = {}
-    groups: dict[str, frozenset[str]] = {}
-    problems: list[Problem] = []
-    for number, record, error in iter_json_objects(path):
-        if record is None:
-            problems.append(Problem(where, number, error))
-            continue
-        if "group" in record:
-            name, docs = _id(record.get("group")), record.get("docids")
-            if name is None or not isinstance(docs, list) or not all(isinstance(d, str) for d in docs):
-                problems.append(Problem(where, number, "a group line is {\"group\": NAME, \"docids\": [...]}"))
-            else:
-                groups[name] = groups.get(name, frozenset()) | frozenset(docs)
-            continue
-        qid, allow = _id(record.get("qid")), record.get("allow")
-        if qid is None or not isinstance(allow, list) or not all(isinstance(d, str) for d in allow):
-            problems.append(Problem(where, number, "a topic line is {\"qid\": QID, \"allow\": [docid or "
-                                                   "\"group:NAME\", ...]}"))
-            continue
-        allowed[qid] = allowed.get(qid, frozenset()) | frozenset(allow)
-    for qid, allow in allowed.items():
-        for entry in sorted(allow):
-            if entry.startswith("group:") and entry[6:] not in groups:
-                problems.append(Problem(where, 0, f"topic {qid!r} allows unknown group {entry[6:]!r}"))
-    if problems:
-        raise InputError.of(problems)
-    return Permissions(allowed, groups)
+AVERAGING = {"EvidenceRecall@k, CompleteEvidence@k, IDRecall@k": "macro: the mean over topics of each topic's value",
+             "funnel share": "micro: items present / items required, all topics' items pooled"}
 
 
 # --- scoring ---------------------------------------------------------------------------------------
@@ -313,6 +87,9 @@ class EvidenceScores:
     no_evidence: list[str] = field(default_factory=list)  # topics with no required item: NaN, not averaged
     missing: dict[str, list[str]] = field(default_factory=dict)  # run -> evidence topics it has no contexts for
     unjudged: dict[str, list[str]] = field(default_factory=dict)  # run -> its topics without evidence
+    unsupported: list[tuple[str, str]] = field(default_factory=list)  # (qid, item) without sources: not required
+    warnings: list[str] = field(default_factory=list)  # what the permissions map probably gets wrong
+    duplicates: int = 0  # documents scored as their duplicate group's representative
 
     def stage_summary(self) -> pd.DataFrame:
         """Per run and stage: items present, their share of the required items, and items lost there."""
@@ -331,7 +108,10 @@ class EvidenceScores:
         return pd.DataFrame(rows, columns=["run", "stage", "present", "required", "share", "lost_here"])
 
     def notes(self) -> dict[str, dict[str, Any]]:
-        return {run: {"stages": list(stages), "topics_without_evidence": list(self.no_evidence),
+        return {run: {"stages": list(stages), "averaging": dict(AVERAGING),
+                      "topics_without_evidence": list(self.no_evidence),
+                      "not_required_without_evidence": [f"{q}:{i}" for q, i in self.unsupported],
+                      "permission_warnings": list(self.warnings),
                       "missing_topics": self.missing.get(run, []), "topics_not_in_evidence": self.unjudged.get(run, []),
                       "not_permitted_but_retrieved": [list(x) for x in self.leaks.get(run, [])],
                       "dropped_by_permissions": [{"qid": d.qid, "item": d.item, "sources": list(d.sources),
@@ -370,13 +150,16 @@ def evaluate_evidence(
     k: int = 10,
     permissions: PathLike | Permissions | None = None,
     missing_topics: str = "zero",
+    duplicates: DuplicateGroups | None = None,
 ) -> EvidenceScores:
     """Score staged contexts against evidence: EvidenceRecall@k, CompleteEvidence@k, IDRecall@k, funnel.
 
-    evidence: an evidence (or nuggets) file, or EvidenceItem records.
+    evidence: an evidence (or nuggets) file, or EvidenceItem records (`any_of` () is a nugget without
+        supporting documents: listed in `unsupported`, not required).
     contexts: one or more contexts files (TREC run or staged JSONL) or StagedContexts, one per system.
     permissions: a permissions file or Permissions; sources a topic may not see are not required.
     missing_topics: "zero" (an evidence topic without contexts scores 0) or "skip".
+    duplicates: duplicate groups (`duplicate_groups(workspace)`): a group's members are one document.
 
     Example:
         >>> scores = evaluate_evidence("evidence.jsonl", ["stages.jsonl"], k=10)
@@ -392,30 +175,38 @@ def evaluate_evidence(
     if isinstance(contexts, (str, Path, StagedContexts)):
         contexts = [contexts]
     systems = [c if isinstance(c, StagedContexts) else read_contexts(c) for c in contexts]
-    required, dropped = apply_permissions(items, permissions)
+    groups = duplicates or NONE
     topics = list(dict.fromkeys(i.qid for i in items))
+    result = EvidenceScores(pd.DataFrame(), k)
+    result.unsupported = [(i.qid, i.id) for i in items if not i.any_of]
+    required, result.dropped = apply_permissions([i for i in items if i.any_of], permissions)
+    if permissions is not None:
+        seen = {c.id for s in systems for q in s.contexts for st in s.stages for c in s.ranked(q, st) if c.id}
+        result.warnings = permission_warnings(permissions, topics, seen | {d for i in items for d in i.sources})
     by_topic: dict[str, list[EvidenceItem]] = {q: [] for q in topics}
     for item in required:
-        by_topic[item.qid].append(item)
-    result = EvidenceScores(pd.DataFrame(), k, dropped=dropped)
+        by_topic[item.qid].append(EvidenceItem(item.qid, item.id, tuple(
+            tuple(dict.fromkeys(groups.all_same(item.qid, g))) for g in item.any_of), item.text, item.importance))
     result.no_evidence = [q for q in topics if not by_topic[q]]
     names = [s.run for s in systems]
     rows = []
     for n, system in enumerate(systems):
         # systems sharing a name are told apart by their position
         run = system.run if names.count(system.run) == 1 else f"{system.run}#{names[:n].count(system.run) + 1}"
+        _no_ids(system)
         stages = system.stages + (f"cut@{k}",)
         result.stages[run] = stages
-        result.missing[run] = [q for q in topics if q not in system.docids]
-        result.unjudged[run] = [q for q in system.docids if q not in by_topic]
+        result.missing[run] = [q for q in topics if q not in system.contexts and by_topic[q]]
+        result.unjudged[run] = [q for q in system.contexts if q not in by_topic]
         if permissions is not None:
-            result.leaks[run] = [(q, d) for q in system.docids for d in system.final(q)[:k]
-                                 if not permissions.visible(q, d)]
+            result.leaks[run] = [(q, str(c.id)) for q in system.contexts for c in system.top_k(q, k)
+                                 if not permissions.visible(q, str(c.id))]
         for qid in topics:
-            if qid not in system.docids and missing_topics == "skip":
+            if qid not in system.contexts and missing_topics == "skip":
                 continue
-            per_stage = [set(system.docids.get(qid, {}).get(s, ())) for s in system.stages]
-            at_k = set(system.final(qid)[:k])
+            per_stage = [set(groups.all_same(qid, (str(c.id) for c in system.ranked(qid, s)))) for s in system.stages]
+            at_k = set(groups.all_same(qid, (str(c.id) for c in system.top_k(qid, k))))
+            result.duplicates += sum(groups.same(qid, str(c.id)) != c.id for c in system.top_k(qid, k))
             need = by_topic[qid]
             for item in need:
                 present = tuple(satisfied_group(item.any_of, docs) is not None for docs in per_stage + [at_k])
@@ -430,6 +221,16 @@ def evaluate_evidence(
                                     f"IDRecall@{k}": len(sources & at_k) / len(sources)}))
     result.frame = scores_frame(rows, measures(k))
     return result
+
+
+def _no_ids(system: StagedContexts) -> None:
+    from trecbench.errors import InputError
+
+    for qid in system.contexts:
+        for stage in system.stages:
+            if any(c.id is None for c in system.ranked(qid, stage)):
+                raise InputError(system.run, 0, f"topic {qid}, stage {stage}: contexts without ids; evidence is "
+                                                "matched by docid (give {id, text} or docids)")
 
 
 def _funnel_row(run: str, qid: str, item: str, present: tuple[bool, ...], stages: tuple[str, ...]) -> FunnelRow:

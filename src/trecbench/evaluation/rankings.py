@@ -20,6 +20,7 @@ from trecbench._columns import (
     PairIndex,
     has_repeats,
     order_within,
+    last_line,
     open_plain,
     sort_order,
     split_fields,
@@ -53,10 +54,9 @@ def read_run_columns(path: Any, data: bytes | None = None) -> RunColumns:
     source = open_plain(path) if data is None else io.BytesIO(data)
     if source is not None:
         with source:
-            cols = split_fields(source, 6, ids=(0, 2), floats=(4,))
+            cols = split_fields(source, 6, ids=(0, 2), floats=(4,), comments=True)
             if cols is not None and not has_repeats(cols[0], cols[2]):  # type: ignore[arg-type]
-                source.seek(0)
-                tag = source.readline().split()[5].decode("utf-8")
+                tag = last_line(source).split()[5].decode("utf-8")  # the runid trec_eval prints
                 return RunColumns(cols[0], cols[2], cols[4], tag, str(path))  # type: ignore[arg-type]
     from trecbench.runs import read_run
 

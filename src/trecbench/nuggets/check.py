@@ -34,12 +34,10 @@ class JudgmentCheck:
 
 def check_judgments(ws: Workspace, corpus) -> JudgmentCheck:
     """Each judge's latest successful judgment of each pair that recorded a hash, checked against the corpus."""
-    rows = ws.connection().execute(
-        "SELECT j.qid, j.docid, j.doc_hash, g.name FROM judgments j JOIN judges g ON g.id = j.judge_id "
-        "WHERE j.status = 'ok' AND j.doc_hash IS NOT NULL AND j.propagated_from IS NULL ORDER BY j.id")
     latest: dict[tuple[str, str, str], str] = {}
-    for qid, docid, doc_hash, judge in rows:
-        latest[(qid, docid, judge)] = doc_hash
+    for row in ws.judgment_rows(direct=True):
+        if row.doc_hash is not None:
+            latest[(row.qid, row.docid, row.judge)] = row.doc_hash
     out = JudgmentCheck(checked=len(latest))
     hashes: dict[str, set[str] | None] = {}
     for (qid, docid, judge), doc_hash in sorted(latest.items()):

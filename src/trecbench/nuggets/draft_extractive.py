@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
-from trecbench.nuggets.drafts import DraftReport, finish_topic, plan_topics, read_documents, start_topic
+from trecbench.nuggets.drafts import DraftReport, plan_topics, read_documents
 from trecbench.nuggets.model import Nugget
 from trecbench.nuggets.store import NuggetStore, relevant_by_topic
 from trecbench.store.workspace import Workspace
@@ -168,7 +168,7 @@ def draft_extractive(ws: Workspace, settings: ExtractiveSettings = ExtractiveSet
     store = NuggetStore(ws)
     params = {"min_grade": settings.min_grade, "keep": settings.keep, "threshold": settings.threshold}
     for qid in todo:
-        start_topic(ws, qid, DRAFTER, params)
+        ws.start_draft(qid, DRAFTER, params)
         docs, missing = read_documents(corpus, [d for d, _ in relevant[qid]], titles=False)  # a title is no fact
         report.missing.extend((qid, d) for d in missing)
         topic = topics.get(qid)
@@ -183,7 +183,7 @@ def draft_extractive(ws: Workspace, settings: ExtractiveSettings = ExtractiveSet
         nuggets = [Nugget(n.id, qid, n.text, n.importance, n.support, n.status, n.origin, n.extra)
                    for n in draft_topic(question, docs, settings)]
         stored = store.replace_drafts(qid, nuggets, author=AUTHOR)
-        finish_topic(ws, qid, DRAFTER, problems, len(stored))
+        ws.finish_draft(qid, DRAFTER, problems, len(stored))
         report.nuggets += len(stored)
         if problems:
             report.incomplete[qid] = problems

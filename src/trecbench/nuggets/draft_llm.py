@@ -21,7 +21,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from trecbench.nuggets.drafts import (DraftReport, finish_topic, plan_topics, read_documents, start_topic)
+from trecbench.nuggets.drafts import DraftReport, plan_topics, read_documents
 from trecbench.nuggets.model import Nugget
 from trecbench.nuggets.prompts import (label_messages, parse_labels, parse_update, prompts_sha256,
                                        update_messages)
@@ -156,7 +156,7 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
         docs, missing = read_documents(corpus, [d for d, _ in relevant[qid]])
         report.missing.extend((qid, d) for d in missing)
         if not dry_run:
-            start_topic(ws, qid, drafter, params)
+            ws.start_draft(qid, drafter, params)
         question = topic.text if topic is not None else qid
         try:
             nuggets, problems = await draft_topic(llm, qid, question, topic.narrative if topic else None, docs,
@@ -181,7 +181,7 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
         if not docs:
             problems.append("none of its relevant documents is in the corpus")
         stored = store.replace_drafts(qid, nuggets, author=author)
-        finish_topic(ws, qid, drafter, problems, len(stored))
+        ws.finish_draft(qid, drafter, problems, len(stored))
         report.nuggets += len(stored)
         if problems:
             report.incomplete[qid] = problems
@@ -204,5 +204,5 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
 
 
 def _stopped(ws: Workspace, qid: str, drafter: str, report: DraftReport, why: str) -> None:
-    finish_topic(ws, qid, drafter, [why], 0)
+    ws.finish_draft(qid, drafter, [why], 0)
     report.incomplete[qid] = [why]

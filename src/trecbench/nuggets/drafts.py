@@ -6,11 +6,10 @@ kept it from completing. A rerun skips complete topics and drafts the others aga
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from trecbench.store.workspace import Workspace, now
+from trecbench.store.workspace import Workspace
 
 
 @dataclass
@@ -43,29 +42,7 @@ class DraftReport:
 
 def draft_states(ws: Workspace, drafter: str) -> dict[str, str]:
     """{qid: running | complete | incomplete} of this drafter's earlier runs."""
-    rows = ws.connection().execute("SELECT qid, status FROM nugget_drafts WHERE drafter = ?", (drafter,))
-    return dict(rows.fetchall())
-
-
-def draft_problems(ws: Workspace, drafter: str) -> dict[str, list[str]]:
-    rows = ws.connection().execute("SELECT qid, problems_json FROM nugget_drafts WHERE drafter = ? AND status != "
-                                   "'complete'", (drafter,))
-    return {q: json.loads(p) for q, p in rows}
-
-
-def start_topic(ws: Workspace, qid: str, drafter: str, params: dict) -> None:
-    with ws.transaction() as c:
-        c.execute("INSERT INTO nugget_drafts (qid, drafter, status, params_json, started_at) VALUES (?, ?, 'running', ?, ?) "
-                  "ON CONFLICT (qid, drafter) DO UPDATE SET status = 'running', params_json = excluded.params_json, "
-                  "problems_json = '[]', started_at = excluded.started_at, finished_at = NULL",
-                  (qid, drafter, json.dumps(params, sort_keys=True), now()))
-
-
-def finish_topic(ws: Workspace, qid: str, drafter: str, problems: list[str], nuggets: int) -> None:
-    with ws.transaction() as c:
-        c.execute("UPDATE nugget_drafts SET status = ?, problems_json = ?, nuggets = ?, finished_at = ? "
-                  "WHERE qid = ? AND drafter = ?",
-                  ("incomplete" if problems else "complete", json.dumps(problems), nuggets, now(), qid, drafter))
+    return {run.qid: run.status for run in ws.draft_runs(drafter=drafter)}
 
 
 def plan_topics(ws: Workspace, drafter: str, relevant: dict[str, list[tuple[str, int]]],

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, NamedTuple, Sequence
 
 from trecbench.nuggets.model import IMPORTANCE, ORIGIN, STATUS, Nugget, TopicNuggets, normalise_support
-from trecbench.store.workspace import Workspace, now, text_hash
+from trecbench.store.workspace import DraftRun, Workspace, now, text_hash
 
 __all__ = ["Link", "StoredNugget", "Version", "ImportReport", "LinkProblem", "DraftRun", "NuggetStore",
            "relevant_documents", "relevant_by_topic"]
@@ -112,18 +112,6 @@ class LinkProblem(NamedTuple):
     problem: str  # "changed" | "missing"
 
 
-class DraftRun(NamedTuple):
-    """One topic's latest drafting run by one drafter: `running`, `complete`, or `incomplete` with problems."""
-
-    qid: str
-    drafter: str  # "llm:<model>" or "extractive"
-    status: str
-    problems: tuple[str, ...]
-    nuggets: int
-    started_at: str
-    finished_at: str | None
-
-
 _COLUMNS = ("id, qid, text, importance, status, origin, position, version, support_json, updated_by, updated_at, "
             "extra_json, deleted")
 _ID_COUNTER = re.compile(r"-n(\d+)$")
@@ -187,10 +175,7 @@ class NuggetStore:
 
     def draft_runs(self, qid: str | None = None) -> list[DraftRun]:
         """The drafting runs recorded per topic (a page can flag a topic whose draft is incomplete)."""
-        sql = "SELECT qid, drafter, status, problems_json, nuggets, started_at, finished_at FROM nugget_drafts"
-        rows = (self.ws.connection().execute(sql + " WHERE qid = ? ORDER BY drafter", (qid,)) if qid is not None
-                else self.ws.connection().execute(sql + " ORDER BY qid, drafter"))
-        return [DraftRun(q, d, st, tuple(json.loads(p)), n, s, f) for q, d, st, p, n, s, f in rows]
+        return self.ws.draft_runs(qid=qid)
 
     # ---- editing -----------------------------------------------------------------------------------
 

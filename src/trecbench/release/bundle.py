@@ -237,10 +237,7 @@ def hash_documents(corpus: Any, docids: list[str], bar: Any = None) -> tuple[dic
 
 def judge_provenance(ws: Any, qrels: pd.DataFrame) -> list[dict]:
     """Every judge of the workspace with its provenance, its judgments, and how many of them the qrels use."""
-    conn = ws.connection()
-    rows = pd.read_sql_query(
-        "SELECT j.id, j.qid AS query_id, j.docid AS doc_id, j.grade, j.judge_id, g.name AS judge FROM judgments j "
-        "JOIN judges g ON g.id = j.judge_id WHERE j.status = 'ok' AND j.propagated_from IS NULL", conn)
+    rows = ws.judgments(direct=True)[["id", "query_id", "doc_id", "grade", "judge_id", "judge"]]
     direct = qrels[qrels["propagated_from"].isna()][["query_id", "doc_id", "relevance", "judge"]]
     # the judgment a chosen grade came from: that judge's latest judgment of the pair with that grade
     chosen = direct.merge(rows, left_on=["query_id", "doc_id", "judge", "relevance"],
@@ -252,14 +249,12 @@ def judge_provenance(ws: Any, qrels: pd.DataFrame) -> list[dict]:
     lent = pd.Series([source.get((q, d)) for q, d in zip(copies["query_id"], copies["propagated_from"])],
                      dtype="object").dropna().value_counts()
     judges = []
-    for jid, kind, name, model, prompt_id, prompt_hash, params, created, ok, failed in conn.execute(
-            "SELECT g.id, g.kind, g.name, g.model, g.prompt_id, g.prompt_hash, g.params_json, g.created_at, "
-            "SUM(j.status = 'ok'), SUM(j.status = 'failed') FROM judges g JOIN judgments j ON j.judge_id = g.id "
-            "GROUP BY g.id ORDER BY g.id"):
-        judges.append({"kind": kind, "name": name, "model": model, "prompt_id": prompt_id,
-                       "prompt_hash": prompt_hash, "params": json.loads(params or "{}"), "first_seen": created,
-                       "judgments": int(ok or 0), "failed": int(failed or 0),
-                       "used_in_qrels": int(used.get(jid, 0)), "propagated_in_qrels": int(lent.get(jid, 0))})
+    for stats in ws.judge_stats():
+        g = stats.judge
+        judges.append({"kind": g.kind, "name": g.name, "model": g.model, "prompt_id": g.prompt_id,
+                       "prompt_hash": g.prompt_hash, "params": stats.params, "first_seen": stats.created_at,
+                       "judgments": stats.ok, "failed": stats.failed,
+                       "used_in_qrels": int(used.get(stats.id, 0)), "propagated_in_qrels": int(lent.get(stats.id, 0))})
     return judges
 
 

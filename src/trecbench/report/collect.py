@@ -5,7 +5,6 @@ command that does, so a reader of the report knows what is absent and why.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -58,8 +57,8 @@ class Missing:
 @dataclass(frozen=True)
 class RunSource:
     path: str
-    name: str | None  # given by the workspace's runs table; else the run's tag names it
-    origin: str  # "--runs", "runs table" or "runs/ folder"
+    name: str | None  # None: the run's tag names it
+    origin: str  # "--runs" or "runs/ folder"
 
 
 @dataclass
@@ -252,7 +251,7 @@ def _check_measures(measures: Sequence[str]) -> None:
 
 
 def discover_runs(ws: Any, given: Sequence[str], *, include_workspace: bool = True) -> list[RunSource]:
-    """The runs to score: those given, then the workspace's runs table, then files in BENCH/runs/.
+    """The runs to score: those given, then the files in BENCH/runs/.
 
     A file is scored once however it was found (compared by resolved path).
     """
@@ -269,8 +268,6 @@ def discover_runs(ws: Any, given: Sequence[str], *, include_workspace: bool = Tr
         add(str(path), None, "--runs")
     if not include_workspace:
         return out
-    for name, file in ws.connection().execute("SELECT name, file FROM runs ORDER BY id"):
-        add(ws.resolve(file) or file, name, "runs table")
     folder = ws.path / "runs"
     if folder.is_dir():
         for p in sorted(folder.iterdir()):
@@ -296,11 +293,13 @@ def workspace_qrels(ws: Any, options: ReportOptions) -> tuple[pd.DataFrame | Non
     return to_qrels(grades), propagated, pool
 
 
-def _score_one(qrels: pd.DataFrame, source: RunSource, measures: Sequence[str]) -> pd.DataFrame:
-    from trecbench import evaluate
+def _score_one(qrels: pd.DataFrame, source: RunSource, measures: Sequence[str]) -> tuple[pd.DataFrame, list]:
+    """Per-topic scores of one run, and the Judged@10 warning if the qrels judge too little of it."""
+    from trecbench.evaluation.retrieval import low_judged, score_runs, to_frame
 
     runs = {source.name: source.path} if source.name else [source.path]
-    return evaluate(qrels[["query_id", "doc_id", "relevance"]], runs, list(measures), per_topic=True)
+    results = score_runs(qrels[["query_id", "doc_id", "relevance"]], runs, list(measures), judged_k=10)
+    return to_frame(results, per_topic=True), low_judged(results)
 
 
 def retrieval_section(qrels: pd.DataFrame | None, sources: list[RunSource], options: ReportOptions,
@@ -327,7 +326,9 @@ def retrieval_section(qrels: pd.DataFrame | None, sources: list[RunSource], opti
         futures = [(s, pool.submit(_score_one, qrels, s, options.measures)) for s in sources]
         for source, future in futures:
             try:
-                frames.append((source, future.result()))
+                frame, low = future.result()
+                frames.append((source, frame))
+                section.notes.extend(f"unjudged documents: {warning}" for warning in low)
             except InputError as e:
                 if source.origin == "--runs":
                     raise
@@ -386,6 +387,7 @@ def natural_key(value: Any) -> tuple:
 
 def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
     from trecbench.evaluation.answers import evaluate_answers
+    from trecbench.evaluation.duplicates import duplicate_groups
     from trecbench.evaluation.topic_scores import some
     from trecbench.nuggets.store import NuggetStore
 
@@ -402,7 +404,8 @@ def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
         section.missing = Missing("The workspace has no nuggets to score the answers against.",
                                   "trecbench nuggets draft -w BENCH --extractive")
         return section
-    scores, _ = evaluate_answers(topics, list(options.answers), assigner="citation")
+    scores, _ = evaluate_answers(topics, list(options.answers), assigner="citation",
+                                 duplicates=duplicate_groups(ws, options.pool))
     if scores.frame.empty or scores.frame.index.get_level_values("query_id").nunique() <= 1:
         section.missing = Missing("None of the answered topics has nuggets in the workspace.",
                                   "trecbench nuggets list -w BENCH")
@@ -423,6 +426,7 @@ def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
 
 
 def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
+    from trecbench.evaluation.duplicates import duplicate_groups
     from trecbench.evaluation.evidence import evaluate_evidence, evidence_from_nuggets, read_evidence
     from trecbench.evaluation.topic_scores import some
     from trecbench.nuggets.store import NuggetStore
@@ -442,13 +446,14 @@ def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
                                   "trecbench report -w BENCH --contexts stages.jsonl --evidence evidence.jsonl "
                                   "-o report.html")
         return section
-    if not items:
+    if not any(i.any_of for i in items):  # nuggets without supporting documents are no evidence
         section.missing = Missing("No evidence: no --evidence file was given and no nugget of the workspace is "
                                   "linked to supporting documents.",
                                   "trecbench report -w BENCH --contexts stages.jsonl --evidence evidence.jsonl "
                                   "-o report.html")
         return section
-    scores = evaluate_evidence(items, list(options.contexts), k=options.k, permissions=options.permissions)
+    scores = evaluate_evidence(items, list(options.contexts), k=options.k, permissions=options.permissions,
+                               duplicates=duplicate_groups(ws, options.pool))
     for d in scores.dropped:
         what = "no longer required" if d.item_dropped else "its other alternatives still count"
         section.notes.append(f"topic {d.qid}, item {d.item}: not permitted to see {', '.join(d.sources)}; {what}")
@@ -478,9 +483,8 @@ def pool_section(ws: Any, pool: pd.DataFrame | None, qrels: pd.DataFrame | None,
                                   "trecbench pool RUN... -w BENCH")
         return section
     section.name = str(pool.attrs.get("name", ""))
-    row = ws.connection().execute("SELECT strategy, params_json FROM pools WHERE name = ?", (section.name,)).fetchone()
-    if row:
-        section.strategy, params = row[0], json.loads(row[1] or "{}")
+    if "strategy" in pool.attrs:
+        section.strategy, params = pool.attrs["strategy"], dict(pool.attrs.get("info") or {})
         # a pool made by `trecbench pool -w` stores how it was made; show the knobs, name the runs
         runs = params.pop("runs", None)
         params = {k: v for k, v in params.items()
@@ -534,19 +538,20 @@ def agreement_section(ws: Any, options: ReportOptions) -> AgreementSection:
     from trecbench.qrels.select import latest_per_judge
 
     section = AgreementSection(min_common=options.min_common, threshold=options.threshold)
-    conn = ws.connection()
-    rows = conn.execute(
-        "SELECT g.kind, g.name, GROUP_CONCAT(DISTINCT g.model), GROUP_CONCAT(DISTINCT g.prompt_id), "
-        "SUM(j.status = 'ok' AND j.propagated_from IS NULL), SUM(j.status = 'failed'), "
-        "COUNT(DISTINCT CASE WHEN j.status = 'ok' THEN j.qid || char(0) || j.docid END) "
-        "FROM judgments j JOIN judges g ON g.id = j.judge_id GROUP BY g.kind, g.name ORDER BY g.kind, g.name")
-    section.judges = [JudgeRow(k, n, m, p, int(ok or 0), int(bad or 0), int(pairs or 0))
-                      for k, n, m, p, ok, bad, pairs in rows]
-    if not section.judges:
+    by_name: dict[tuple[str, str], list] = {}
+    for stats in ws.judge_stats():
+        by_name.setdefault((stats.judge.kind, stats.judge.name), []).append(stats)
+    if not by_name:
         section.missing = Missing("No judgments in the workspace yet.",
                                   "trecbench judge llm -w BENCH --model openai/gpt-4o-mini --dry-run")
         return section
     judgments = ws.judgments()
+    pairs = judgments.drop_duplicates(["judge_kind", "judge", "query_id", "doc_id"]).groupby(
+        ["judge_kind", "judge"]).size().to_dict()
+    section.judges = [JudgeRow(kind, name, _joined(s.judge.model for s in group),
+                               _joined(s.judge.prompt_id for s in group), sum(s.direct for s in group),
+                               sum(s.failed for s in group), int(pairs.get((kind, name), 0)))
+                      for (kind, name), group in sorted(by_name.items())]
     judgments = judgments[judgments["propagated_from"].isna()]
     latest = latest_per_judge(judgments)
     by_judge = {}
@@ -566,6 +571,12 @@ def agreement_section(ws: Any, options: ReportOptions) -> AgreementSection:
             section.pairs.append(AgreementRow(a, b, result.pairs, result.kappa, result.kappa_linear,
                                               result.kappa_binary))
     return section
+
+
+def _joined(values) -> str | None:
+    """Distinct non-empty values, comma-separated in first-seen order (None when there are none)."""
+    seen = list(dict.fromkeys(v for v in values if v))
+    return ",".join(seen) if seen else None
 
 
 def _judge_label(kind: str, name: str) -> str:
@@ -602,9 +613,9 @@ def _overview(ws: Any, qrels: pd.DataFrame | None, propagated: int, pool: pd.Dat
 
     conn = ws.connection()
     created = conn.execute("SELECT value FROM meta WHERE key = 'created_at'").fetchone()
-    ok, failed = conn.execute("SELECT SUM(status = 'ok'), SUM(status = 'failed') FROM judgments").fetchone()
-    judges = conn.execute("SELECT COUNT(DISTINCT kind || char(0) || name) FROM judges "
-                          "WHERE id IN (SELECT judge_id FROM judgments)").fetchone()[0]
+    stats = ws.judge_stats()
+    ok, failed = sum(s.ok for s in stats), sum(s.failed for s in stats)
+    judges = len({(s.judge.kind, s.judge.name) for s in stats})
     nuggets, vital, approved = conn.execute("SELECT COUNT(*), SUM(importance = 'vital'), SUM(status = 'approved') "
                                             "FROM nuggets WHERE deleted = 0").fetchone()
     return Overview(

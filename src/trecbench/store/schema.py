@@ -1,7 +1,24 @@
-"""The bench store's SQLite schema, as numbered migrations applied in order (PRAGMA user_version)."""
+"""The bench store's SQLite schema, as numbered migrations applied in order (PRAGMA user_version), and the
+checks a database passes before anything reads or writes it.
+
+A workspace's database is refused, with one message and nothing changed, when it is empty, not SQLite,
+cut short, damaged (SQLite's quick_check), from a newer trecbench, not a trecbench database, or missing a
+table. An older schema is copied to `bench.sqlite.vN.bak` before it is migrated.
+"""
 from __future__ import annotations
 
+import logging
 import sqlite3
+from functools import lru_cache
+from pathlib import Path
+from typing import NoReturn
+
+from trecbench.errors import InputError
+
+APPLICATION_ID = 0x74726563  # "trec": PRAGMA application_id of a trecbench database (from schema 4 on)
+LLM_TABLES = ("llm_cache", "llm_calls")  # made by trecbench.llm.cache; required from schema 4 on
+NOTHING_CHANGED = "nothing was changed"
+_HEADER = b"SQLite format 3\x00"
 
 # Each migration is applied once, in a transaction; never edit one that has shipped: add the next.
 MIGRATIONS: list[str] = [
@@ -107,29 +124,152 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE pool_candidates ADD COLUMN ranks TEXT;
     """,
+    # 4: the database says it is trecbench's; the never-written `provenance` and `runs` tables go (runs are
+    #    the files in BENCH/runs/, a pool records the runs it was made from); the model cache tables are
+    #    required from here on
+    f"""
+    PRAGMA application_id = {APPLICATION_ID};
+    DROP TABLE provenance;
+    DROP TABLE runs;
+    """,
 ]
 
 
-def migrate(conn: sqlite3.Connection) -> int:
-    """Bring the database to the newest schema; returns the version it is at."""
-    from trecbench.llm.cache import ensure_schema as ensure_llm_schema
+class BrokenDatabase(InputError):
+    """The workspace's database cannot be used as it is; the message says why and that nothing was changed."""
 
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version > len(MIGRATIONS):
-        raise RuntimeError(f"bench.sqlite has schema version {version}, newer than this trecbench "
-                           f"({len(MIGRATIONS)}): upgrade trecbench")
-    for number, sql in enumerate(MIGRATIONS[version:], start=version + 1):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+
+def create(path: Path) -> None:
+    """Make a new, empty bench database at the newest schema (the file must not exist)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        _migrate(conn, path)
+    finally:
+        conn.close()
+
+
+def check_file(path: Path) -> None:
+    """Refuse, before SQLite opens it, a file that is empty, not SQLite, or shorter than its header says."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            header = f.read(100)
+    except OSError as e:
+        _broken(path, f"cannot read the database file: {e.strerror or e}")
+    if size == 0:
+        _broken(path, "the database file is empty (0 bytes), not a trecbench database")
+    if not header.startswith(_HEADER):
+        _broken(path, "not an SQLite database (the file does not start with SQLite's header)")
+    if len(header) < 100:
+        _broken(path, f"the database file is cut short ({size} bytes, less than SQLite's 100-byte header)")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    if page_size < 512 or page_size & (page_size - 1):
+        _broken(path, f"the database header is damaged (page size {page_size} is not a power of two from 512)")
+    pages = int.from_bytes(header[28:32], "big")
+    valid = header[92:96] == header[24:28]  # the in-header size is valid only when these counters agree
+    if size % page_size or (valid and pages * page_size > size):
+        expected = f"; its header says {pages * page_size} bytes" if valid else ""
+        _broken(path, f"the database file is cut short ({size} bytes{expected})")
+
+
+def check_and_migrate(conn: sqlite3.Connection, path: Path) -> int:
+    """Check an open bench database and bring it to the newest schema; returns the version it is at.
+
+    Raises BrokenDatabase (nothing changed) for a database that is damaged, foreign, newer or missing a
+    table; copies an older one to `bench.sqlite.vN.bak` before the first migration.
+    """
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        tables = dict(_tables(conn))
+    except sqlite3.DatabaseError as e:
+        _broken(path, f"SQLite cannot read the database ({e})")
+    newest = len(MIGRATIONS)
+    if app_id not in (0, APPLICATION_ID) or version == 0 or not set(tables) & set(expected_tables(1)):
+        _broken(path, "an SQLite database, but not a trecbench workspace's (no trecbench schema)")
+    if version > newest:
+        _broken(path, f"schema version {version} is newer than this trecbench knows ({newest}): upgrade trecbench")
+    try:
+        problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)")]
+    except sqlite3.DatabaseError as e:
+        problems = [str(e)]
+    if problems != ["ok"]:
+        _broken(path, "the database is damaged (SQLite quick_check: " + "; ".join(problems) + ")")
+    missing = []
+    for table, columns in expected_tables(version).items():
+        if table not in tables:
+            missing.append(f"table {table!r} is missing")
+        elif not columns <= tables[table]:
+            missing.append(f"table {table!r} lacks column(s) {', '.join(sorted(columns - tables[table]))}")
+    if missing:
+        _broken(path, "the database is incomplete: " + "; ".join(missing))
+    saved = backup(conn, path, version) if version < newest else None
+    _migrate(conn, path)
+    if saved is not None:
+        logging.getLogger("trecbench.store").warning(
+            "%s: schema %d upgraded to %d; the database as it was is kept in %s", path, version, newest, saved.name)
+    return newest
+
+
+def backup(conn: sqlite3.Connection, path: Path, version: int) -> Path:
+    """Copy the database (consistently, through SQLite) to BENCH/bench.sqlite.vN.bak before migrating it."""
+    target = path.with_name(f"{path.name}.v{version}.bak")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.v{version}.{n}.bak")
+    copy = sqlite3.connect(target)
+    try:
+        conn.backup(copy)
+    finally:
+        copy.close()
+    return target
+
+
+@lru_cache(maxsize=None)
+def expected_tables(version: int) -> dict[str, frozenset[str]]:
+    """{table: its columns} of a database at schema `version` (the migrations applied to an empty one)."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        for sql in MIGRATIONS[:version]:
             for statement in _statements(sql):
                 conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {number}")
+        out = dict(_tables(conn))
+    finally:
+        conn.close()
+    if version >= 4:
+        out.update({t: frozenset() for t in LLM_TABLES})
+    return out
+
+
+def _tables(conn: sqlite3.Connection) -> list[tuple[str, frozenset[str]]]:
+    names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return [(n, frozenset(r[1] for r in conn.execute(f'PRAGMA table_info("{n}")'))) for n in names]
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> int:
+    from trecbench.llm.cache import ensure_schema as ensure_llm_schema
+
+    for number, sql in enumerate(MIGRATIONS, start=1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # read under the write lock: another process opening the same workspace may have just migrated it
+            if conn.execute("PRAGMA user_version").fetchone()[0] < number:
+                for statement in _statements(sql):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-    ensure_llm_schema(conn)
+    ensure_llm_schema(conn)  # tables a newer trecbench.llm adds appear without a migration of their own
     return len(MIGRATIONS)
+
+
+def _broken(path: Path, what: str) -> NoReturn:
+    raise BrokenDatabase(str(path), 0, f"{what}; {NOTHING_CHANGED}")
 
 
 def _statements(sql: str) -> list[str]:

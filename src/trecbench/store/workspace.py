@@ -1,4 +1,4 @@
-"""A bench workspace: `trecbench.toml` (settings) and `bench.sqlite` (judgments, nuggets, cache, provenance).
+"""A bench workspace: `trecbench.toml` (settings) and `bench.sqlite` (judgments, nuggets, pools, model cache).
 
 The store is the source of truth; TREC files are exports and imports of it. Every judgment is a row
 written (and committed) as soon as it exists, with who or what made it; rows are never updated or
@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, NamedTuple
 
 from trecbench.errors import InputError
 
@@ -66,20 +66,14 @@ class Settings:
     name: str
     corpus: str | None = None
     topics: str | None = None
-    judge: dict = field(default_factory=dict)
 
     def to_toml(self) -> str:
-        def value(v) -> str:
-            if isinstance(v, bool):
-                return "true" if v else "false"
-            if isinstance(v, (int, float)):
-                return repr(v)
+        def value(v: str) -> str:
             return json.dumps(str(v))  # a TOML basic string is a JSON string for our values
 
         lines = ["# trecbench workspace settings", "[bench]", f"name = {value(self.name)}", ""]
         lines += ["[corpus]", f"source = {value(self.corpus or '')}", ""]
-        lines += ["[topics]", f"source = {value(self.topics or '')}", ""]
-        lines += ["[judge]"] + [f"{k} = {value(v)}" for k, v in sorted(self.judge.items())]
+        lines += ["[topics]", f"source = {value(self.topics or '')}"]
         return "\n".join(lines) + "\n"
 
     @classmethod
@@ -99,7 +93,6 @@ class Settings:
             name=doc.get("bench", {}).get("name", path.parent.name),
             corpus=doc.get("corpus", {}).get("source") or None,
             topics=doc.get("topics", {}).get("source") or None,
-            judge=dict(doc.get("judge", {})),
         )
 
 
@@ -113,9 +106,7 @@ class Workspace:
                                                 "create one with `trecbench init`")
         self.settings = Settings.read(self.path / CONFIG)
         self._local = threading.local()
-        from .schema import migrate
-
-        migrate(self.connection())
+        _open_checked(self.path / DATABASE)
 
     # ---- creation and connections ----
 
@@ -135,12 +126,11 @@ class Workspace:
             open_corpus(corpus)  # fail now, not at the first judgment, if the corpus cannot be read
         root.mkdir(parents=True, exist_ok=True)
         (root / "runs").mkdir(exist_ok=True)
-        settings = Settings(name or root.resolve().name, _portable(corpus, root), _portable(topics, root),
-                            {"prompt": "graded-0-3", "batch": 1, "samples": 1, "concurrency": 8})
+        settings = Settings(name or root.resolve().name, _portable(corpus, root), _portable(topics, root))
         (root / CONFIG).write_text(settings.to_toml(), encoding="utf-8")
-        conn = sqlite3.connect(root / DATABASE)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.close()
+        from .schema import create
+
+        create(root / DATABASE)
         ws = cls(root)
         with ws.transaction() as c:
             c.executemany("INSERT INTO topics (qid, text, narrative, fields_json) VALUES (?, ?, ?, ?)",
@@ -220,8 +210,8 @@ class Workspace:
                             "AND prompt_hash IS ? AND params_json IS ?", key).fetchone()
             if row:
                 return row[0]
-            return c.execute("INSERT INTO judges (kind, name, model, prompt_id, prompt_hash, params_json, created_at) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?)", (*key, now())).lastrowid
+            return _row_id(c.execute("INSERT INTO judges (kind, name, model, prompt_id, prompt_hash, params_json, "
+                                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", (*key, now())))
 
     def record(self, judgment: Judgment) -> int:
         """Write one judgment and commit it at once; returns its row id."""
@@ -240,21 +230,38 @@ class Workspace:
                     "propagated_from, doc_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (j.qid, j.docid, j.grade if j.status == "ok" else None, j.status, ids[j.judge], j.raw_reply,
                      j.rationale, j.error, j.propagated_from, j.doc_hash, j.created_at))
-                out.append(cur.lastrowid)
+                out.append(_row_id(cur))
         return out
 
-    def judgments(self, *, status: str | None = "ok"):
-        """All judgment rows as a DataFrame (id order) with the judge's kind, name, model and prompt."""
+    def judgment_rows(self, *, status: str | None = "ok", kind: str | None = None, qid: str | None = None,
+                      docid: str | None = None, pool: int | None = None, direct: bool = False,
+                      newest_first: bool = False, limit: int | None = None) -> list["JudgmentRow"]:
+        """Judgments with their judges (id order, or newest first): those of `status` (None: all), of judges of
+        `kind`, of one topic or pair, of the representatives of pool id `pool`, only `direct` ones (not copied
+        from a duplicate). The one place the store joins judgments to judges."""
+        sql, args = _judgment_sql(status=status, kind=kind, qid=qid, docid=docid, pool=pool, direct=direct)
+        sql += " ORDER BY j.id" + (" DESC" if newest_first else "") + (" LIMIT ?" if limit is not None else "")
+        rows = self.connection().execute(sql, args + ((limit,) if limit is not None else ()))
+        return [JudgmentRow(*r) for r in rows]
+
+    def judgments(self, *, status: str | None = "ok", direct: bool = False):
+        """All judgment rows as a DataFrame (id order) with the judge's id, kind, name, model and prompt."""
         import pandas as pd
 
-        sql = ("SELECT j.id, j.qid AS query_id, j.docid AS doc_id, j.grade, j.status, j.created_at, "
-               "j.propagated_from, j.rationale, j.error, g.kind AS judge_kind, g.name AS judge, g.model, "
-               "g.prompt_id, g.prompt_hash FROM judgments j JOIN judges g ON g.id = j.judge_id")
-        args: tuple = ()
-        if status:
-            sql += " WHERE j.status = ?"
-            args = (status,)
-        return pd.read_sql_query(sql + " ORDER BY j.id", self.connection(), params=args)
+        sql, args = _judgment_sql(status=status, direct=direct)
+        frame = pd.read_sql_query(sql + " ORDER BY j.id", self.connection(), params=args)
+        return frame.rename(columns={"qid": "query_id", "docid": "doc_id"})
+
+    def judge_stats(self) -> list["JudgeStats"]:
+        """Every judge that has judgments (judge id order) with its counts."""
+        rows = self.connection().execute(
+            "SELECT g.id, g.kind, g.name, g.model, g.prompt_id, g.prompt_hash, g.params_json, g.created_at, "
+            "SUM(j.status = 'ok'), SUM(j.status = 'ok' AND j.propagated_from IS NULL), SUM(j.status = 'failed') "
+            "FROM judges g JOIN judgments j ON j.judge_id = g.id GROUP BY g.id ORDER BY g.id")
+        return [JudgeStats(jid, Judge(kind, name, model, prompt_id, prompt_hash,
+                                      tuple(sorted(json.loads(params or "{}").items()))),
+                           json.loads(params or "{}"), created, int(ok or 0), int(direct or 0), int(failed or 0))
+                for jid, kind, name, model, prompt_id, prompt_hash, params, created, ok, direct, failed in rows]
 
     def judged_pairs(self, judge: Judge) -> set[tuple[str, str]]:
         """Pairs this judge has a successful judgment for (what a resumed run skips)."""
@@ -287,18 +294,227 @@ class Workspace:
     def assessors(self) -> list[str]:
         return [r[0] for r in self.connection().execute("SELECT name FROM assessors ORDER BY name")]
 
-    # ---- provenance ----
+    # ---- nugget drafting runs ----
 
-    def log_command(self, command: str, args: dict) -> "Iterator[int]":
-        from trecbench import __version__
+    def draft_runs(self, *, qid: str | None = None, drafter: str | None = None) -> list["DraftRun"]:
+        """The drafting run recorded per (topic, drafter), in that order; narrowed to one topic or drafter."""
+        where = [c for c, v in (("qid = ?", qid), ("drafter = ?", drafter)) if v is not None]
+        rows = self.connection().execute(
+            "SELECT qid, drafter, status, problems_json, nuggets, started_at, finished_at FROM nugget_drafts"
+            + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY qid, drafter",
+            tuple(v for v in (qid, drafter) if v is not None))
+        return [DraftRun(q, d, st, tuple(json.loads(p)), n, s, f) for q, d, st, p, n, s, f in rows]
+
+    def start_draft(self, qid: str, drafter: str, params: dict) -> None:
+        """Record that `drafter` is drafting the topic now (replacing the topic's earlier run by it)."""
+        with self.transaction() as c:
+            c.execute("INSERT INTO nugget_drafts (qid, drafter, status, params_json, started_at) "
+                      "VALUES (?, ?, 'running', ?, ?) ON CONFLICT (qid, drafter) DO UPDATE SET status = 'running', "
+                      "params_json = excluded.params_json, problems_json = '[]', started_at = excluded.started_at, "
+                      "finished_at = NULL", (qid, drafter, json.dumps(params, sort_keys=True), now()))
+
+    def finish_draft(self, qid: str, drafter: str, problems: list[str], nuggets: int) -> None:
+        """The topic's run is over: complete, or incomplete with the problems that kept it from completing."""
+        with self.transaction() as c:
+            c.execute("UPDATE nugget_drafts SET status = ?, problems_json = ?, nuggets = ?, finished_at = ? "
+                      "WHERE qid = ? AND drafter = ?",
+                      ("incomplete" if problems else "complete", json.dumps(problems), nuggets, now(), qid, drafter))
+
+    # ---- web-app leases (a pair offered to one assessor for a while) ----
+
+    def live_leases(self, qid: str, at: float) -> list[tuple[str, str]]:
+        """(docid, assessor) of the topic's leases that have not expired at time `at`."""
+        return self.connection().execute("SELECT docid, assessor FROM leases WHERE qid = ? AND expires_at > ?",
+                                         (qid, at)).fetchall()
+
+    def lease(self, qid: str, docid: str, assessor: str, expires_at: float, *, at: float) -> None:
+        """The assessor's one lease becomes this pair; leases expired at `at` are swept. Call inside a
+        transaction that also made the choice."""
+        conn = self.connection()
+        conn.execute("DELETE FROM leases WHERE assessor = ? OR expires_at <= ?", (assessor, at))
+        conn.execute("INSERT INTO leases (qid, docid, assessor, expires_at) VALUES (?, ?, ?, ?)",
+                     (qid, docid, assessor, expires_at))
+
+    def drop_leases(self, assessor: str, qid: str | None = None, docid: str | None = None) -> None:
+        """Remove the assessor's leases (only that pair's when given); inside the caller's transaction if any."""
+        sql, args = "DELETE FROM leases WHERE assessor = ?", [assessor]
+        if qid is not None and docid is not None:
+            sql, args = sql + " AND qid = ? AND docid = ?", [assessor, qid, docid]
+        conn = self.connection()
+        if conn.in_transaction:
+            conn.execute(sql, args)
+        else:
+            with self.transaction() as c:
+                c.execute(sql, args)
+
+    # ---- pools ----
+
+    def pools(self) -> list["StoredPool"]:
+        """Every stored pool, oldest first."""
+        return [_stored_pool(row) for row in self.connection().execute(
+            "SELECT id, name, strategy, params_json, created_at FROM pools ORDER BY id")]
+
+    def pool_summaries(self) -> list["PoolSummary"]:
+        """Every stored pool, oldest first, with its size and how much of it is judged."""
+        return [self._summary(pool) for pool in self.pools()]
+
+    def _summary(self, pool: "StoredPool") -> "PoolSummary":
+        topics, candidates, to_judge, judged = self.connection().execute(
+            "SELECT COUNT(DISTINCT qid), COUNT(*), SUM(representative), SUM(representative AND EXISTS ("
+            "SELECT 1 FROM judgments j WHERE j.qid = p.qid AND j.docid = p.docid AND j.status = 'ok')) "
+            "FROM pool_candidates p WHERE pool_id = ?", (pool.id,)).fetchone()
+        return PoolSummary(pool, int(topics or 0), int(candidates or 0), int(to_judge or 0), int(judged or 0))
+
+    def pool(self, pool: str | int | None = None) -> "StoredPool | None":
+        """The pool judging and reports use: the one named (or numbered) `pool`, else the newest; None when
+        the workspace has none. InputError, listing the pools there are, for a pool it does not have."""
+        conn = self.connection()
+        columns = "SELECT id, name, strategy, params_json, created_at FROM pools"
+        if pool is None or pool == "":
+            row = conn.execute(columns + " ORDER BY id DESC LIMIT 1").fetchone()
+            return _stored_pool(row) if row else None
+        row = conn.execute(columns + " WHERE name = ?", (str(pool),)).fetchone()
+        if row is None and str(pool).lstrip("#").isdigit():
+            row = conn.execute(columns + " WHERE id = ?", (int(str(pool).lstrip("#")),)).fetchone()
+        if row is None:
+            names = [p.name for p in self.pools()]
+            there = f"its pools: {', '.join(names)}" if names else "it has no pool yet"
+            raise InputError(str(self.path), 0, f"no pool {str(pool)!r} in this workspace ({there})")
+        return _stored_pool(row)
+
+    def delete_pool(self, pool: str | int) -> "PoolSummary":
+        """Delete a pool nobody has judged from: refused (InputError) while a judgment or a live lease is of
+        one of its candidates, since qrels, reports and the web app read its duplicate groups and order."""
+        import time
 
         with self.transaction() as c:
-            return c.execute("INSERT INTO provenance (command, args_json, version, started_at) VALUES (?, ?, ?, ?)",
-                             (command, json.dumps(args, sort_keys=True, default=str), __version__, now())).lastrowid
+            chosen = self.pool(pool)
+            assert chosen is not None
+            judged = c.execute("SELECT COUNT(*) FROM judgments j JOIN pool_candidates p ON p.pool_id = ? AND "
+                               "p.qid = j.qid AND p.docid = j.docid", (chosen.id,)).fetchone()[0]
+            leased = c.execute("SELECT COUNT(*) FROM leases l JOIN pool_candidates p ON p.pool_id = ? AND "
+                               "p.qid = l.qid AND p.docid = l.docid WHERE l.expires_at > ?",
+                               (chosen.id, time.time())).fetchone()[0]
+            if judged or leased:
+                uses = [f"{judged} judgment(s)"] * bool(judged) + [f"{leased} web-app lease(s)"] * bool(leased)
+                raise InputError(str(self.path), 0, f"pool {chosen.name!r} is in use ({' and '.join(uses)} of its "
+                                                    "candidates): not deleted")
+            summary = self._summary(chosen)
+            c.execute("DELETE FROM pool_candidates WHERE pool_id = ?", (chosen.id,))
+            c.execute("DELETE FROM pools WHERE id = ?", (chosen.id,))
+        return summary
 
-    def finish_command(self, row: int, outcome: str) -> None:
-        with self.transaction() as c:
-            c.execute("UPDATE provenance SET finished_at = ?, outcome = ? WHERE id = ?", (now(), outcome, row))
+
+class StoredPool(NamedTuple):
+    """A pool stored in the workspace and how it was made (`params`: the pool's PoolInfo as a dict)."""
+
+    id: int
+    name: str
+    strategy: str
+    params: dict
+    created_at: str
+
+
+class PoolSummary(NamedTuple):
+    pool: StoredPool
+    topics: int
+    candidates: int
+    to_judge: int  # duplicate-group representatives: what is judged
+    judged: int  # representatives with a successful judgment, by anyone
+
+
+class JudgmentRow(NamedTuple):
+    """One judgment with its judge (`judge`: the judge's name)."""
+
+    id: int
+    qid: str
+    docid: str
+    grade: int | None
+    status: str
+    created_at: str
+    propagated_from: str | None
+    rationale: str | None
+    error: str | None
+    doc_hash: str | None
+    judge_id: int
+    judge_kind: str
+    judge: str
+    model: str | None
+    prompt_id: str | None
+    prompt_hash: str | None
+
+    @property
+    def judge_label(self) -> str:
+        """The judge's name as `Judge.label` gives it."""
+        return Judge(self.judge_kind, self.judge, self.model, self.prompt_id).label
+
+
+class JudgeStats(NamedTuple):
+    """A judge of the workspace (`id`: its row) with its parameters, first use and counts of judgments."""
+
+    id: int
+    judge: Judge
+    params: dict
+    created_at: str
+    ok: int  # successful judgments, copies to duplicates included
+    direct: int  # successful judgments not copied from a duplicate
+    failed: int
+
+
+class DraftRun(NamedTuple):
+    """One topic's latest drafting run by one drafter: `running`, `complete`, or `incomplete` with problems."""
+
+    qid: str
+    drafter: str  # "llm:<model>" or "extractive"
+    status: str
+    problems: tuple[str, ...]
+    nuggets: int
+    started_at: str
+    finished_at: str | None
+
+
+def _judgment_sql(*, status: str | None = "ok", kind: str | None = None, qid: str | None = None,
+                  docid: str | None = None, pool: int | None = None, direct: bool = False) -> tuple[str, tuple]:
+    sql = ("SELECT j.id, j.qid, j.docid, j.grade, j.status, j.created_at, j.propagated_from, j.rationale, j.error, "
+           "j.doc_hash, g.id AS judge_id, g.kind AS judge_kind, g.name AS judge, g.model, g.prompt_id, g.prompt_hash "
+           "FROM judgments j JOIN judges g ON g.id = j.judge_id")
+    where: list[str] = []
+    args: list[str | int] = []
+    if pool is not None:
+        sql += (" JOIN pool_candidates c ON c.pool_id = ? AND c.qid = j.qid AND c.docid = j.docid "
+                "AND c.representative = 1")
+        args.append(pool)
+    for clause, value in (("j.status = ?", status), ("g.kind = ?", kind), ("j.qid = ?", qid), ("j.docid = ?", docid)):
+        if value is not None:
+            where.append(clause)
+            args.append(value)
+    if direct:
+        where.append("j.propagated_from IS NULL")
+    return sql + (" WHERE " + " AND ".join(where) if where else ""), tuple(args)
+
+
+def _stored_pool(row: tuple) -> StoredPool:
+    pool_id, name, strategy, params, created = row
+    return StoredPool(pool_id, name, strategy, json.loads(params or "{}"), created)
+
+
+def _open_checked(path: Path) -> None:
+    """Check the database (and migrate an older schema, after a backup) on a connection of its own, before
+    any connection changes a setting of the file; BrokenDatabase when it cannot be used as it is."""
+    from .schema import check_and_migrate, check_file
+
+    check_file(path)
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+    try:
+        check_and_migrate(conn, path)
+    finally:
+        conn.close()
+
+
+def _row_id(cursor: sqlite3.Cursor) -> int:
+    """The id of the row an INSERT just wrote."""
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
 
 
 def _hash_token(token: str) -> str:
@@ -334,11 +550,16 @@ def save_pool(ws: Workspace, name: str, strategy: str, params: dict, candidates)
                      None if d.get("group") in (None, "") or d.get("group") != d.get("group") else str(d.get("group")),
                      int(bool(d.get("representative", True))),
                      ";".join(map(str, ranks)) if isinstance(ranks, (list, tuple)) else ranks))
+    if not rows:
+        n = len(ws.topics())
+        there = f"any of the workspace's {n} topic{'s' * (n != 1)}" if n else "any topic"
+        raise InputError(str(ws.path), 0, f"pool {name!r} is empty (no run retrieved a document for {there}): "
+                                          "not stored")
     with ws.transaction() as c:
         if c.execute("SELECT 1 FROM pools WHERE name = ?", (name,)).fetchone():
             raise ValueError(f"a pool named {name!r} already exists in {ws.path}")
-        pool_id = c.execute("INSERT INTO pools (name, strategy, params_json, created_at) VALUES (?, ?, ?, ?)",
-                            (name, strategy, json.dumps(params, sort_keys=True, default=str), now())).lastrowid
+        pool_id = _row_id(c.execute("INSERT INTO pools (name, strategy, params_json, created_at) VALUES (?, ?, ?, ?)",
+                                    (name, strategy, json.dumps(params, sort_keys=True, default=str), now())))
         c.executemany("INSERT INTO pool_candidates (pool_id, qid, docid, priority, best_rank, n_runs, runs, "
                       "dup_group, representative, ranks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                       [(pool_id, *row) for row in rows])
@@ -346,25 +567,21 @@ def save_pool(ws: Workspace, name: str, strategy: str, params: dict, candidates)
 
 
 def load_pool(ws: Workspace, name: str | None = None):
-    """The named pool's candidates (the newest pool when no name), priority order; None if no pool."""
+    """The candidates of the pool `Workspace.pool(name)` chooses (the newest when no name), priority order;
+    None if the workspace has no pool."""
     import pandas as pd
 
-    conn = ws.connection()
-    row = (conn.execute("SELECT id, name, strategy, params_json FROM pools WHERE name = ?", (name,)).fetchone()
-           if name else conn.execute("SELECT id, name, strategy, params_json FROM pools ORDER BY id DESC LIMIT 1")
-           .fetchone())
-    if row is None:
-        if name:
-            raise InputError(str(ws.path), 0, f"no pool named {name!r}")
+    chosen = ws.pool(name)
+    if chosen is None:
         return None
     frame = pd.read_sql_query(
         "SELECT qid AS query_id, docid AS doc_id, priority, best_rank, n_runs, runs, ranks, "
         "dup_group AS \"group\", representative FROM pool_candidates WHERE pool_id = ? ORDER BY qid, priority",
-        conn, params=(row[0],))
+        ws.connection(), params=(chosen.id,))
     frame["representative"] = frame["representative"].astype(bool)
-    frame.attrs["name"] = row[1]
-    frame.attrs["strategy"] = row[2]
-    frame.attrs["info"] = json.loads(row[3] or "{}")
+    frame.attrs["name"] = chosen.name
+    frame.attrs["strategy"] = chosen.strategy
+    frame.attrs["info"] = chosen.params
     return frame
 
 

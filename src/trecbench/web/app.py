@@ -38,14 +38,19 @@ GRADES = {0: "not relevant", 1: "related", 2: "highly relevant", 3: "perfectly r
 class Bench:
     """What the routes share: the workspace (one SQLite connection per thread), its corpus and the options."""
 
-    def __init__(self, ws: Workspace, *, require_token: bool, double: bool, lease_seconds: float):
+    def __init__(self, ws: Workspace, *, require_token: bool, double: bool, lease_seconds: float,
+                 pool: str | None = None):
         self.ws = ws
+        self.pool_name = pool  # None: the newest pool
         self.require_token = require_token
         self.per_pair = 2 if double else 1
         self.lease_seconds = lease_seconds
         self._corpus: Any = None
         self._corpus_lock = threading.Lock()
         self.nugget_store: Any = None  # made on first use by trecbench.web.nuggets.store()
+
+    def pool(self) -> queries.Pool | None:
+        return queries.serving_pool(self.ws, self.pool_name)
 
     def document(self, docid: str):
         """(Document or None, why there is none)."""
@@ -60,10 +65,12 @@ class Bench:
 
 
 def create_app(workspace: str | os.PathLike | Workspace, *, require_token: bool, double: bool = False,
-               lease_seconds: float = queries.LEASE_SECONDS) -> Starlette:
-    """The app for one workspace. `require_token` must be true whenever it listens beyond loopback."""
+               lease_seconds: float = queries.LEASE_SECONDS, pool: str | None = None) -> Starlette:
+    """The app for one workspace. `require_token` must be true whenever it listens beyond loopback; `pool`
+    names the pool to judge (default: the newest)."""
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
-    bench = Bench(ws, require_token=require_token, double=double, lease_seconds=lease_seconds)
+    ws.pool(pool)  # an unknown pool is refused before anything listens
+    bench = Bench(ws, require_token=require_token, double=double, lease_seconds=lease_seconds, pool=pool)
     secret = auth.session_secret(ws)
     cookie = "trecbench_" + hashlib.sha256(secret.encode()).hexdigest()[:8]  # two benches on one host keep apart
     from trecbench.web import nuggets  # here, not at the top: it uses this module's helpers
@@ -90,15 +97,15 @@ def create_app(workspace: str | os.PathLike | Workspace, *, require_token: bool,
 
 
 def serve(workspace: str | os.PathLike | Workspace, *, host: str = "127.0.0.1", port: int = 8000, double: bool = False,
-          require_token: bool | None = None) -> None:
+          require_token: bool | None = None, pool: str | None = None) -> None:
     """Run the app with uvicorn until interrupted; tokens are required unless bound to a loopback address."""
     import logging
 
     import uvicorn
 
     needs_token = not auth.is_loopback(host) if require_token is None else require_token
-    config = uvicorn.Config(create_app(workspace, require_token=needs_token, double=double), host=host, port=port,
-                            log_level="info")
+    config = uvicorn.Config(create_app(workspace, require_token=needs_token, double=double, pool=pool), host=host,
+                            port=port, log_level="info")
     logging.getLogger("uvicorn.access").addFilter(auth.hide_tokens)  # after Config, which sets up logging
     uvicorn.Server(config).run()
 
@@ -147,7 +154,7 @@ def _param(request: Request, name: str) -> str:
 
 def topics_page(request: Request) -> Response:
     bench, me = _bench(request), _me(request)
-    pool = queries.newest_pool(bench.ws)
+    pool = bench.pool()
     rows = queries.progress(bench.ws, pool, me, bench.per_pair) if pool else []
     return render(request, "topics.html", pool=pool, rows=rows, bench_path=str(bench.ws.path), href=href)
 
@@ -155,7 +162,7 @@ def topics_page(request: Request) -> Response:
 def topic_page(request: Request) -> Response:
     bench, me = _bench(request), _me(request)
     qid = _param(request, "qid")
-    pool = queries.newest_pool(bench.ws)
+    pool = bench.pool()
     if pool is None:
         return _redirect("/")
     state = queries.topic_state(bench.ws, pool, qid)
@@ -176,7 +183,7 @@ def next_pair(request: Request) -> Response:
     """Lease the assessor's next open pair of a topic and show it; the topic page when none is left."""
     bench, me = _bench(request), _me(request)
     qid = _param(request, "qid")
-    pool = queries.newest_pool(bench.ws)
+    pool = bench.pool()
     if pool is None:
         return _redirect("/")
     docid = queries.take_next(bench.ws, pool, qid, me, bench.per_pair, after=request.query_params.get("after"),
@@ -189,7 +196,7 @@ def next_pair(request: Request) -> Response:
 def judge_page(request: Request) -> Response:
     bench, me = _bench(request), _me(request)
     qid, docid = _param(request, "qid"), _param(request, "docid")
-    pool = queries.newest_pool(bench.ws)
+    pool = bench.pool()
     if pool is None:
         return _redirect("/")
     in_pool = queries.in_pool(bench.ws, pool, qid, docid)

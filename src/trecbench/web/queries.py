@@ -1,6 +1,7 @@
-"""What an assessor judges next, who holds which pair, and how far each topic is: SQL over the bench store.
+"""What an assessor judges next, who holds which pair, and how far each topic is, over the bench store.
 
-The work is the newest pool's duplicate-group representatives, topic by topic in priority order. A pair
+The work is the served pool's (the newest, or `serve --pool`'s) duplicate-group representatives, topic by
+topic in priority order. A pair
 is *complete* when `per_pair` different people (1, or 2 with double judging) have judged it. A lease
 (`leases` table, ~10 minutes, renewed on view, released on judge) offers a pair to one assessor at a
 time: a pair is open to an assessor who has not judged it while judgments plus other assessors' live
@@ -12,13 +13,10 @@ import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from trecbench.errors import InputError
 from trecbench.store.workspace import Workspace
 
 LEASE_SECONDS = 600.0
-
-_HUMAN_GRADES = ("SELECT j.docid, g.name, j.grade FROM judgments j JOIN judges g ON g.id = j.judge_id "
-                 "WHERE j.qid = ? AND g.kind = 'human' AND j.status = 'ok' ORDER BY j.id")
-
 
 class Pool(NamedTuple):
     id: int
@@ -91,9 +89,14 @@ class TopicState:
         return sum(1 for d in self.docs if assessor in self.grades.get(d, {}))
 
 
-def newest_pool(ws: Workspace) -> Pool | None:
-    row = ws.connection().execute("SELECT id, name FROM pools ORDER BY id DESC LIMIT 1").fetchone()
-    return Pool(*row) if row else None
+def serving_pool(ws: Workspace, name: str | None = None) -> Pool | None:
+    """The pool being judged: `Workspace.pool(name)`, the newest when no name; None when there is none (or
+    the pool named was deleted while the app runs)."""
+    try:
+        chosen = ws.pool(name)
+    except InputError:
+        return None
+    return Pool(chosen.id, chosen.name) if chosen else None
 
 
 def topic_text(ws: Workspace, qid: str) -> tuple[str, str | None] | None:
@@ -123,12 +126,11 @@ def topic_state(ws: Workspace, pool: Pool, qid: str, now: float | None = None) -
 
 def _with_people(ws: Workspace, state: TopicState, now: float | None = None) -> TopicState:
     """Fill in the topic's human grades and live leases."""
-    conn = ws.connection()
-    for docid, name, grade in conn.execute(_HUMAN_GRADES, (state.qid,)):
-        state.grades.setdefault(docid, {})[name] = grade  # id order: the last one is the current grade
+    for row in ws.judgment_rows(qid=state.qid, kind="human"):
+        if row.grade is not None:  # always, for a successful judgment
+            state.grades.setdefault(row.docid, {})[row.judge] = row.grade  # id order: the last is the current grade
     now = time.time() if now is None else now
-    for docid, assessor in conn.execute("SELECT docid, assessor FROM leases WHERE qid = ? AND expires_at > ?",
-                                        (state.qid, now)):
+    for docid, assessor in ws.live_leases(state.qid, now):
         state.leases.setdefault(docid, set()).add(assessor)
     return state
 
@@ -139,11 +141,8 @@ def progress(ws: Workspace, pool: Pool, assessor: str, per_pair: int) -> list[To
     totals = dict(conn.execute("SELECT qid, COUNT(*) FROM pool_candidates WHERE pool_id = ? AND representative = 1 "
                                "GROUP BY qid", (pool.id,)).fetchall())
     judged: dict[tuple[str, str], set[str]] = {}
-    for qid, docid, name in conn.execute(
-            "SELECT DISTINCT j.qid, j.docid, g.name FROM judgments j JOIN judges g ON g.id = j.judge_id "
-            "JOIN pool_candidates c ON c.pool_id = ? AND c.qid = j.qid AND c.docid = j.docid AND c.representative = 1 "
-            "WHERE g.kind = 'human' AND j.status = 'ok'", (pool.id,)):
-        judged.setdefault((qid, docid), set()).add(name)
+    for row in ws.judgment_rows(kind="human", pool=pool.id):
+        judged.setdefault((row.qid, row.docid), set()).add(row.judge)
     complete: dict[str, int] = {}
     mine: dict[str, int] = {}
     for (qid, _), names in judged.items():
@@ -162,7 +161,7 @@ def take_next(ws: Workspace, pool: Pool, qid: str, assessor: str, per_pair: int,
         now = time.time()
         docid = topic_state(ws, pool, qid, now).first_open(assessor, per_pair, after)
         if docid is not None:
-            _lease(ws, qid, docid, assessor, now + lease_seconds)
+            ws.lease(qid, docid, assessor, now + lease_seconds, at=now)
         return docid
 
 
@@ -170,38 +169,24 @@ def hold(ws: Workspace, qid: str, docid: str, assessor: str, per_pair: int, *,
          lease_seconds: float = LEASE_SECONDS) -> bool:
     """The assessor is looking at this pair: drop their other leases and (re)lease this one if it is open
     to them. Returns whether they hold it."""
-    with ws.transaction() as c:
+    with ws.transaction():
         now = time.time()
         if _with_people(ws, TopicState(qid, [docid]), now).is_open(docid, assessor, per_pair):
-            _lease(ws, qid, docid, assessor, now + lease_seconds)
+            ws.lease(qid, docid, assessor, now + lease_seconds, at=now)
             return True
-        c.execute("DELETE FROM leases WHERE assessor = ?", (assessor,))
+        ws.drop_leases(assessor)
         return False
 
 
 def release(ws: Workspace, qid: str, docid: str, assessor: str) -> None:
-    with ws.transaction() as c:
-        c.execute("DELETE FROM leases WHERE qid = ? AND docid = ? AND assessor = ?", (qid, docid, assessor))
-
-
-def _lease(ws: Workspace, qid: str, docid: str, assessor: str, expires_at: float) -> None:
-    """Inside a transaction: the assessor's one lease becomes this pair; expired leases are swept."""
-    conn = ws.connection()
-    conn.execute("DELETE FROM leases WHERE assessor = ? OR expires_at <= ?", (assessor, time.time()))
-    conn.execute("INSERT INTO leases (qid, docid, assessor, expires_at) VALUES (?, ?, ?, ?)",
-                 (qid, docid, assessor, expires_at))
+    ws.drop_leases(assessor, qid, docid)
 
 
 def model_suggestion(ws: Workspace, qid: str, docid: str) -> Suggestion | None:
-    row = ws.connection().execute(
-        "SELECT j.grade, g.name, g.model, g.prompt_id, j.rationale FROM judgments j JOIN judges g ON g.id = j.judge_id "
-        "WHERE j.qid = ? AND j.docid = ? AND g.kind = 'model' AND j.status = 'ok' ORDER BY j.id DESC LIMIT 1",
-        (qid, docid)).fetchone()
-    if row is None:
+    rows = ws.judgment_rows(qid=qid, docid=docid, kind="model", newest_first=True, limit=1)
+    if not rows or rows[0].grade is None:
         return None
-    grade, name, model, prompt_id, rationale = row
-    label = name if name != model else f"{model}:{prompt_id}"  # as Judge.label names a model judge
-    return Suggestion(grade, label, rationale)
+    return Suggestion(rows[0].grade, rows[0].judge_label, rows[0].rationale)
 
 
 def _topic_order(qid: str) -> tuple:

@@ -11,13 +11,15 @@ Assigners, chosen by name (`get_assigner("citation")`):
 - `llm`: a model judges each answer against its topic's nuggets, 10 nuggets a call.
 
 Assignments made elsewhere (AutoNuggetizer's `assign` output, NIST's files) are read by
-`read_assignments` and scored the same way.
+`read_assignments` (or `read_assignment_files` for several files) and scored the same way. The labels
+and importances are kept as written too (`NuggetAssignment.given_label`, `given_importance`), so that
+nuggetizer's rules, which count only the exact strings, can be applied to them.
 """
 from __future__ import annotations
 
 import importlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Protocol, TextIO, Union
 
@@ -43,6 +45,17 @@ class NuggetAssignment(NamedTuple):
     importance: str
     label: str | None
     reason: str = ""
+    given_label: str | None = None  # the label as written in a file, when it differs from `label`
+    given_importance: str | None = None  # the importance as written, when it differs from `importance`
+
+    @property
+    def written_label(self) -> str:
+        """The label as its file wrote it (what nuggetizer compares), "failed" for a failure."""
+        return self.given_label if self.given_label is not None else (self.label or "failed")
+
+    @property
+    def written_importance(self) -> str:
+        return self.given_importance if self.given_importance is not None else self.importance
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,8 @@ class TopicAssignment:
     qid: str
     assignments: tuple[NuggetAssignment, ...]
     error: str = ""  # why some labels are missing (None)
+    answered: bool = True  # False: the run gave no answer to this topic (every nugget not_support)
+    source: tuple[str, int] | None = field(default=None, compare=False)  # (file, line) it was read from
 
     @property
     def complete(self) -> bool:
@@ -148,7 +163,10 @@ def read_assignments(path: PathLike, *, run_id: str | None = None) -> list[Topic
                 bad = True
                 continue
             nid = str(item.get("id", f"{qid}-{n}"))
-            labels.append(NuggetAssignment(nid, item["text"], importance, label, str(item.get("reason", ""))))
+            given, written = item.get("assignment"), item.get("importance")
+            labels.append(NuggetAssignment(nid, item["text"], importance, label, str(item.get("reason", "")),
+                                           None if given == (label or "failed") else given,
+                                           None if written == importance else written))
         if bad:
             continue
         key = (run, qid)
@@ -158,7 +176,8 @@ def read_assignments(path: PathLike, *, run_id: str | None = None) -> list[Topic
             continue
         first[key] = number
         error = "" if all(a.label is not None for a in labels) else str(record.get("error") or "assignment failed")
-        out.append(TopicAssignment(run, qid, tuple(labels), error))
+        answered = record.get("answered", True) is not False
+        out.append(TopicAssignment(run, qid, tuple(labels), error, answered, (where, number)))
     if not out and not problems:
         problems.append(Problem(where, 0, "no assignments found"))
     if problems:
@@ -166,18 +185,58 @@ def read_assignments(path: PathLike, *, run_id: str | None = None) -> list[Topic
     return out
 
 
+def read_assignment_files(paths: Iterable[PathLike]) -> list[TopicAssignment]:
+    """Assignments from several files; the same (run, topic) in two files must carry the same labels.
+
+    A (run, topic) given twice with identical labels is kept once; with different labels it is an
+    InputError naming both places (every conflict listed), so the order of the files never decides a score.
+    """
+    out: list[TopicAssignment] = []
+    first: dict[tuple[str, str], TopicAssignment] = {}
+    problems: list[Problem] = []
+    errors: list[Problem] = []
+    for path in paths:
+        try:
+            read = read_assignments(path)
+        except InputError as e:
+            errors.extend(e.problems)
+            continue
+        for t in read:
+            key = (t.run_id, t.qid)
+            seen = first.get(key)
+            if seen is None:
+                first[key] = t
+                out.append(t)
+            elif _labels(seen) != _labels(t):
+                where, line = t.source or (str(path), 0)
+                there = f"{seen.source[0]}:{seen.source[1]}" if seen.source else "an earlier file"
+                problems.append(Problem(where, line, f"run {t.run_id!r}, topic {t.qid!r} is assigned differently in "
+                                                     f"{there}"))
+    if errors or problems:
+        raise InputError.of(errors + problems)
+    return out
+
+
+def _labels(t: TopicAssignment) -> tuple:
+    return tuple((a.text, a.written_importance, a.written_label) for a in t.assignments), t.answered
+
+
 def write_assignments(assignments: Iterable[TopicAssignment], out: PathLike | TextIO) -> None:
     """Write assignments as JSONL in the shape AutoNuggetizer and NIST use (plus nugget `id` and `reason`).
 
-    A failed label is written as "failed" and the line carries `error`; `read_assignments` reads it back.
+    A failed label is written as "failed" and the line carries `error`; a topic the run did not answer
+    carries `"answered": false`; labels and importances read from a file are written as they were
+    given. `read_assignments` reads it back to the same scores.
     """
     lines = []
     for t in assignments:
         record: dict[str, Any] = {"qid": t.qid, "run_id": t.run_id, "nuggets": [
-            {"id": a.nugget_id, "text": a.text, "importance": a.importance, "assignment": a.label or "failed",
+            {"id": a.nugget_id, "text": a.text, "importance": a.written_importance, "assignment": a.written_label,
              **({"reason": a.reason} if a.reason else {})} for a in t.assignments]}
         if t.error:
             record["error"] = t.error
+        if not t.answered:
+            record["answered"] = False
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     if isinstance(out, (str, Path)):
         write_output(out, "".join(lines))

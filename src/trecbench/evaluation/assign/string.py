@@ -30,7 +30,7 @@ class StringAssigner:
     def windows(self, answer) -> list[str]:
         sentences = [normalise(p) for s in answer.sentences for p in split_sentences(s.text)]
         sentences = [s for s in sentences if s]
-        out = []
+        out: list[str] = []
         for width in range(1, self.window + 1):
             out.extend(" ".join(sentences[i:i + width]) for i in range(len(sentences) - width + 1))
         return out

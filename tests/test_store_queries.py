@@ -1,0 +1,87 @@
+"""Judgments with their judges, nugget drafting runs and web-app leases are read and written through the store."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from trecbench.store import Judge, Judgment, Workspace
+from trecbench.store.workspace import save_pool
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "trecbench"
+ALICE = Judge("human", "alice")
+MODEL = Judge("model", "openai/m", model="openai/m", prompt_id="graded-0-3", prompt_hash="h", params=(("t", 0),))
+
+
+def test_sql_on_judgments_judges_leases_and_drafts_is_only_in_the_store():
+    pattern = re.compile(r"\b(FROM|JOIN|INTO|UPDATE)\s+(judgments|judges|leases|nugget_drafts)\b")  # SQL is upper case
+    found = [f"{path.relative_to(SRC)}:{n}" for path in SRC.rglob("*.py") if path.parent.name != "store"
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if pattern.search(line)]
+    assert found == []
+
+
+def _bench(tmp_path) -> Workspace:
+    ws = Workspace.init(tmp_path / "bench")
+    save_pool(ws, "p", "depth", {}, pd.DataFrame({"query_id": ["1", "1", "1"], "doc_id": ["a", "b", "c"],
+                                                  "priority": [0, 1, 2], "group": [None, "g", "g"],
+                                                  "representative": [True, True, False]}))
+    ws.record_many([Judgment("1", "a", 1, ALICE, doc_hash="ha"), Judgment("1", "b", 2, MODEL, rationale="why"),
+                    Judgment("1", "c", 2, MODEL, propagated_from="b"), Judgment("1", "a", 3, ALICE),
+                    Judgment("2", "x", None, MODEL, status="failed", error="bad reply"),
+                    Judgment("1", "b", 0, MODEL, rationale="second thoughts")])
+    return ws
+
+
+def test_judgment_rows_filter_by_status_kind_pair_pool_and_copies(tmp_path):
+    ws = _bench(tmp_path)
+    assert [(r.docid, r.grade, r.judge) for r in ws.judgment_rows(kind="human")] == [("a", 1, "alice"),
+                                                                                       ("a", 3, "alice")]
+    assert [r.docid for r in ws.judgment_rows(direct=True)] == ["a", "b", "a", "b"]
+    assert [r.docid for r in ws.judgment_rows(pool=1)] == ["a", "b", "a", "b"]  # c is not a representative
+    assert [r.error for r in ws.judgment_rows(status="failed")] == ["bad reply"]
+    assert len(ws.judgment_rows(status=None)) == 6
+    [latest] = ws.judgment_rows(qid="1", docid="b", kind="model", newest_first=True, limit=1)
+    assert (latest.grade, latest.rationale, latest.judge_label) == (0, "second thoughts", "openai/m:graded-0-3")
+    assert ws.judgment_rows(kind="human")[0].doc_hash == "ha"
+    frame = ws.judgments()
+    assert list(frame["query_id"]) == ["1"] * 5 and {"judge_id", "judge_kind", "judge", "doc_hash"} <= set(frame)
+
+
+def test_judge_stats_count_each_judges_judgments(tmp_path):
+    ws = _bench(tmp_path)
+    stats = {s.judge.name: s for s in ws.judge_stats()}
+    assert (stats["alice"].ok, stats["alice"].direct, stats["alice"].failed) == (2, 2, 0)
+    model = stats["openai/m"]
+    assert (model.ok, model.direct, model.failed) == (3, 2, 1)
+    assert model.judge == MODEL and model.params == {"t": 0}
+
+
+def test_drafting_runs_are_recorded_per_topic_and_drafter(tmp_path):
+    ws = Workspace.init(tmp_path / "bench")
+    ws.start_draft("t1", "extractive", {"keep": 5})
+    ws.start_draft("t2", "extractive", {"keep": 5})
+    ws.start_draft("t1", "llm:m", {})
+    ws.finish_draft("t1", "extractive", [], 4)
+    ws.finish_draft("t2", "extractive", ["d9 is not in the corpus"], 0)
+    runs = ws.draft_runs(drafter="extractive")
+    assert [(r.qid, r.status, r.problems, r.nuggets) for r in runs] == [
+        ("t1", "complete", (), 4), ("t2", "incomplete", ("d9 is not in the corpus",), 0)]
+    assert [(r.drafter, r.status) for r in ws.draft_runs(qid="t1")] == [("extractive", "complete"), ("llm:m", "running")]
+    ws.start_draft("t2", "extractive", {"keep": 6})  # a rerun starts the topic again
+    assert [(r.status, r.problems) for r in ws.draft_runs(qid="t2")] == [("running", ())]
+
+
+def test_an_assessor_holds_one_lease_and_expired_leases_are_swept(tmp_path):
+    ws = Workspace.init(tmp_path / "bench")
+    with ws.transaction():
+        ws.lease("1", "a", "bob", 100.0, at=0.0)
+        ws.lease("1", "b", "carol", 50.0, at=0.0)
+    assert sorted(ws.live_leases("1", at=10.0)) == [("a", "bob"), ("b", "carol")]
+    with ws.transaction():
+        ws.lease("1", "c", "bob", 200.0, at=60.0)  # bob's lease on a goes; carol's expired one is swept
+    assert ws.live_leases("1", at=0.0) == [("c", "bob")]
+    ws.drop_leases("bob", "1", "a")  # not that pair: nothing happens
+    assert ws.live_leases("1", at=0.0) == [("c", "bob")]
+    ws.drop_leases("bob")
+    assert ws.live_leases("1", at=0.0) == []

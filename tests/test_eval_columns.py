@@ -188,3 +188,11 @@ def test_ids_match_whatever_the_longest_id_of_each_file(tmp_path):
     assert scores.loc["r", "AP"] == 1.0 and scores.loc["r", "num_rel_ret"] == 2
     pairs = PairIndex.build(np.array([0, 1]), Ids.of(["short", "x" * 20]))
     assert pairs.find(np.array([0, 1, 0]), Ids.of(["short", "x" * 20, "x" * 20])).tolist() == [0, 1, -1]
+
+
+def test_runid_is_the_last_lines_tag_and_comment_lines_are_skipped(tmp_path):
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n")
+    (tmp_path / "run.txt").write_text("1 Q0 a 1 2.0 first\n1 Q0 b 2 1.0 last\n")
+    (tmp_path / "commented.txt").write_text("# a comment\n1 Q0 a 1 2.0 r\n")
+    scores = trecbench.evaluate(tmp_path / "qrels.txt", [tmp_path / "run.txt", tmp_path / "commented.txt"], ["AP"])
+    assert list(scores.index) == ["last", "r"] and scores["AP"].tolist() == [1.0, 1.0]

@@ -5,8 +5,9 @@ Sizes (synthetic, seeded: scores rounded to two decimals, so many ties; 300 grad
   msmarco  5 runs x 6,980 topics x 1,000 documents (MS MARCO dev scale)
   tiny     1 run x 3 topics x 3 documents (start-up dominated)
 Measures nDCG@10, R@100, AP. Each tool runs in its own process, timed end to end (start-up, reading
-every file, scoring every run) by /usr/bin/time: CPU seconds (user + system) and peak RSS. trecbench runs twice: with one thread (`--threads 1`) and with
-one per core. The best of `--repeat` runs is kept. On a shared machine compare CPU seconds.
+every file, scoring every run) by /usr/bin/time: CPU seconds (user + system) and peak RSS. trecbench
+runs twice: with one thread (`--threads 1`) and with one per core. The best of `--repeat` runs is
+kept. On a shared machine compare CPU seconds.
 
     python benchmarks/eval_speed.py [--sizes mid,msmarco,tiny] [--repeat 3]
 

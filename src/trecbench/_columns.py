@@ -12,7 +12,7 @@ decide, so a result never depends on which path read the file.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import BinaryIO, Iterator, NamedTuple
+from typing import Any, BinaryIO, Iterator, NamedTuple
 
 import numpy as np
 
@@ -249,8 +249,8 @@ def pair_keys(first: np.ndarray, second: Ids) -> np.ndarray:
 class PairIndex(NamedTuple):
     """(int, id) pairs, e.g. (topic row, docid) -> the first row that lists the pair."""
 
-    index: HashIndex
-    rows: np.ndarray  # row of each key in `index`
+    table: HashIndex
+    rows: np.ndarray  # row of each key in `table`
     first: np.ndarray
     second: Ids
     exact: dict[tuple[int, str], int] | None  # only when distinct pairs share a key (a hash collision)
@@ -262,7 +262,7 @@ class PairIndex(NamedTuple):
         ordered = key[order]
         again = np.zeros(len(key), dtype=bool)
         again[1:] = ordered[1:] == ordered[:-1]
-        exact = None
+        exact: dict[tuple[int, str], int] | None = None
         if again.any():
             rows = np.flatnonzero(again)
             same = (first[order[rows]] == first[order[rows - 1]]) & same_ids(second.take(order[rows]),
@@ -279,7 +279,7 @@ class PairIndex(NamedTuple):
         if self.exact is not None:
             exact = self.exact
             return np.array([exact.get(p, -1) for p in zip(first.tolist(), second.strings())], dtype=np.int64)
-        at = self.index.find(pair_keys(first, second))
+        at = self.table.find(pair_keys(first, second))
         hit = np.flatnonzero(at >= 0)
         row = np.full(len(first), -1, dtype=np.int64)
         cand = self.rows[at[hit]]
@@ -298,7 +298,7 @@ def split_fields(source: bytes | BinaryIO, n_fields: int, ids: Sequence[int] = (
     With `comments`, a line starting with `#` sends the file to the general reader too.
     """
     lines = _count_lines(source)
-    out: dict[int, np.ndarray] = {}  # filled block by block, so no second copy of a column is made
+    out: dict[int, Any] = {}  # filled block by block, so no second copy of a column is made
     done = 0
     delim = None
     for block in _blocks(source):
@@ -400,19 +400,19 @@ def _chunk(seg: np.ndarray, n_fields: int, delim: int, crlf: bool, ids, floats, 
     sep = np.flatnonzero(seg == delim)
     if n == 0 or len(sep) != (n_fields - 1) * n:
         return None
-    sep = sep.reshape(n, n_fields - 1)
+    seps = sep.reshape(n, n_fields - 1)
     line_start = np.empty(n, dtype=np.int64)
     line_start[0] = 0
     line_start[1:] = nl[:-1] + 1
     line_end = nl - (seg[nl - 1] == 13) if crlf else nl
     # Every field non-empty: each line's separators then lie inside it, n_fields - 1 of them.
-    if (sep[:, 0] <= line_start).any() or (sep[:, -1] + 1 >= line_end).any():
+    if (seps[:, 0] <= line_start).any() or (seps[:, -1] + 1 >= line_end).any():
         return None
-    if n_fields > 2 and (np.diff(sep, axis=1) <= 1).any():
+    if n_fields > 2 and (np.diff(seps, axis=1) <= 1).any():
         return None
 
     def span(f: int) -> tuple[np.ndarray, np.ndarray]:
-        return (line_start if f == 0 else sep[:, f - 1] + 1), (sep[:, f] if f < n_fields - 1 else line_end)
+        return (line_start if f == 0 else seps[:, f - 1] + 1), (seps[:, f] if f < n_fields - 1 else line_end)
 
     if comments and (seg[line_start] == ord("#")).any():
         return None
@@ -518,7 +518,7 @@ def open_plain(path: object) -> BinaryIO | None:
     if head[:2] == b"\x1f\x8b" or head == b"\xef\xbb\xbf":
         f.close()
         return None
-    return f  # type: ignore[return-value]
+    return f
 
 
 def last_line(source: BinaryIO) -> bytes:

@@ -158,7 +158,7 @@ def score_runs(
         return scores
 
     if _is_path(runs) or hasattr(runs, "columns"):  # one path or one DataFrame
-        runs = [runs]  # type: ignore[list-item]
+        runs = [runs]
     items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]  # type: ignore[union-attr]
     workers = min(len(items), threads or min(os.cpu_count() or 1, 8))
     if workers <= 1:

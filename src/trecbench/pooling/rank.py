@@ -149,7 +149,7 @@ def read_runs(
         runs = [runs]
     items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
 
-    def one(item: tuple[str | None, RunLike]) -> tuple[str | None, str, str, TopK, int, int, Problem | None]:
+    def one(item: tuple[str | None, RunLike]) -> tuple[str, str, str, TopK, int, int, Problem | None]:
         from trecbench.evaluation.rankings import read_run_columns, run_columns
 
         given, run = item
@@ -161,7 +161,7 @@ def read_runs(
             data = _read(path)
             digest = hashlib.sha256(data).hexdigest()
             if not data.strip():
-                return given, path, digest, _no_documents(), 0, 0, \
+                return given or "", path, digest, _no_documents(), 0, 0, \
                     Problem(path, 0, "empty run: it contributes no documents")
             cols = read_run_columns(path, data)
         runid = given or cols.runid or ""

@@ -58,6 +58,13 @@ class RunScores:
     scores: list[Score] = field(default_factory=list)
     unjudged: list[str] = field(default_factory=list)  # topics of the run the qrels do not judge (not scored)
     judged: Score | None = None  # Judged@k kept aside for the coverage check (`retrieval.low_judged`)
+    name: str | None = None  # the name tables show (see `shown`); set by `score_runs`
+    path: str | None = None  # the run file, when read from one
+
+    @property
+    def shown(self) -> str:
+        """The run's name in tables: its given name, else its runid."""
+        return self.name or self.runid
 
     def by_name(self) -> dict[str, Score]:
         return {s.name: s for s in self.scores}
@@ -126,9 +133,7 @@ def score_run(
         for level in levels:
             rk = form_rankings(run, tables[level], depth=depth, float32_scores=(version < 10),
                                keep_docids=any(r.extra for r in ordered), rows=rows)
-            d = Derived(condensed(rk) if judged_only else rk)
-            d.__dict__["version"] = version
-            derived[level] = d
+            derived[level] = Derived(condensed(rk) if judged_only else rk, version)
         first_rk = derived[levels[0]].r
         evaluated.extend(first_rk.qids.tolist())
         if unjudged is None:
@@ -151,7 +156,7 @@ def score_run(
         missing = [] if missing_topics == "skip" else missing
     n = len(topics)
     result = RunScores(runid, topics, missing if missing_topics == "zero" else [])
-    result.path = path  # type: ignore[attr-defined]
+    result.path = path
     result.unjudged = sorted(set(unjudged or []))
     position = np.searchsorted(np.asarray(topics, dtype=object).astype(str), np.asarray(evaluated, dtype=str)) \
         if evaluated else np.zeros(0, dtype=np.int64)
@@ -235,9 +240,7 @@ def _empty_derived(table: QrelsTable, missing: list[str], version: int, judged_o
     m = len(missing)
     r = Rankings(table.qids[rows], np.full((m, 1), NONPOOL, dtype=np.int64), np.ones(m, dtype=np.int64),
                  np.full((m, 1), "", dtype=object), table, rows, table.rel_level)
-    d = Derived(condensed(r) if judged_only else r)
-    d.__dict__["version"] = version
-    return d
+    return Derived(condensed(r) if judged_only else r, version)
 
 
 def _cleaned(name: str, values: np.ndarray, kind: str) -> np.ndarray:

@@ -23,9 +23,11 @@ from typing import Callable, Iterable
 
 from trecbench.nuggets.drafts import DraftReport, plan_topics, read_documents
 from trecbench.nuggets.model import Nugget
-from trecbench.nuggets.prompts import (label_messages, parse_labels, parse_update, prompts_sha256,
-                                       update_messages)
-from trecbench.nuggets.store import NuggetStore, relevant_by_topic
+from trecbench.llm.prompts import DRAFTING, IMPORTANCE
+from trecbench.nuggets.prompts import (label_bound, label_messages, parse_labels, parse_update, prompts_sha256,
+                                       update_bound, update_messages)
+from trecbench.nuggets.relevant import DRAFT_MIN_GRADE, relevant_by_topic
+from trecbench.nuggets.store import NuggetStore
 from trecbench.store.workspace import Workspace
 
 LABEL_BATCH = 10
@@ -36,7 +38,7 @@ UNLABELLED_NOTE = "importance not labelled: the model's reply failed; 'okay' is 
 class DraftSettings:
     """The knobs of the procedure (AutoNuggetizer's defaults)."""
 
-    min_grade: int = 1
+    min_grade: int = DRAFT_MIN_GRADE
     window: int = 10
     max_nuggets: int = 30
     keep: int = 20
@@ -74,6 +76,7 @@ async def draft_topic(llm, qid: str, question: str, narrative: str | None, docs:
         n_running, n_window = len(running), len(window)
         outcome = await llm.ask(messages, parse=lambda text: parse_update(text, n_running, n_window,  # noqa: B023 (awaited here)
                                                                           settings.max_nuggets),
+                                schema=DRAFTING.response_schema(), max_tokens=update_bound(settings.max_nuggets),
                                 purpose="nuggets-draft")
         report.count(outcome)
         if outcome.dry_run:
@@ -98,7 +101,8 @@ async def draft_topic(llm, qid: str, question: str, narrative: str | None, docs:
 
     async def label(batch: list[int]):
         return await llm.ask(label_messages(question, narrative, [texts[i] for i in batch]),
-                             parse=lambda text: parse_labels(text, len(batch)), purpose="nuggets-label")
+                             parse=lambda text: parse_labels(text, len(batch)), schema=IMPORTANCE.response_schema(),
+                             max_tokens=label_bound(len(batch)), purpose="nuggets-label")
 
     outcomes = await asyncio.gather(*(label(b) for b in batches))
     labels: list[str | None] = [None] * len(texts)
@@ -132,7 +136,7 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
     Each topic's nuggets are recorded in the store when the topic finishes (origin "llm", status
     "draft", author "model:<name>"), replacing that author's untouched drafts of an earlier run.
     """
-    from trecbench.llm import BudgetExceeded, LLMError
+    from trecbench.llm import BudgetExceeded, LLMError, ModelCallError
 
     model = llm.config.model
     drafter, author = drafter_name(model), author_name(model)
@@ -150,6 +154,7 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
     for qid in todo:
         queue.put_nowait(qid)
     stop = asyncio.Event()
+    fatal: list[BaseException] = []
 
     async def one(qid: str) -> None:
         topic = topics.get(qid)
@@ -170,6 +175,8 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
             return
         except LLMError as e:  # a call that can never succeed (bad key, unknown model): stop the run
             report.stopped = str(e)
+            if isinstance(e, ModelCallError) and e.fatal:
+                fatal.append(e)
             stop.set()
             if not dry_run:
                 _stopped(ws, qid, drafter, report, str(e))
@@ -180,7 +187,7 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
             problems.insert(0, "not a topic of the workspace: drafted from its id alone")
         if not docs:
             problems.append("none of its relevant documents is in the corpus")
-        stored = store.replace_drafts(qid, nuggets, author=author)
+        stored = store.replace_drafts(qid, nuggets, author=author, keep=settings.keep)
         ws.finish_draft(qid, drafter, problems, len(stored))
         report.nuggets += len(stored)
         if problems:
@@ -200,6 +207,8 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
 
     workers = max(1, min(getattr(llm.config, "concurrency", 8), len(todo) or 1))
     await asyncio.gather(*(worker() for _ in range(workers)))
+    if fatal:
+        raise fatal[0]  # the topic stays incomplete with the reason; the caller reports the one error
     return report
 
 

@@ -119,11 +119,29 @@ class _Judger:
         self.report.failed.append((qid, docid, why))
         return Judgment(qid, docid, None, self.judge_id, status="failed", error=why, **extra)
 
+    def parse(self, n: int) -> Callable[[str], list]:
+        """The reader of a reply about `n` passages."""
+        return lambda text: parse_grades(text, n, self.prompt.max_grade)
+
+    def sample_params(self) -> list[dict]:
+        """The extra parameters of each sample's request."""
+        return [{"seed": s} if self.samples > 1 else {} for s in range(self.samples)]
+
+    def messages(self, task: Task) -> tuple[list[dict], int] | None:
+        """The request about the task's documents that can be judged, and how many there are (None: none)."""
+        topic = self.topics.get(task.qid)
+        texts = [d.text if not d.title else f"{d.title}\n{d.text}" for d in map(self.corpus.get, task.docids)
+                 if d is not None]
+        if topic is None or not texts:
+            return None
+        return build_messages(self.prompt, topic.text, texts, narrative=topic.narrative,
+                              examples=self.examples.get(task.qid, [])), len(texts)
+
     async def __call__(self, task: Task) -> dict[str, int | None]:
         """{docid: grade, or None when it failed}; every judgment is recorded before returning."""
         ws, report = self.ws, self.report
         topic = self.topics.get(task.qid)
-        texts, present, hashes, rows = [], [], [], []
+        present, hashes, rows = [], [], []
         for docid in task.docids:
             doc = self.corpus.get(docid)
             if doc is None:
@@ -131,19 +149,15 @@ class _Judger:
             elif topic is None:
                 rows.append(self._fail(task.qid, docid, "topic not in the workspace"))
             else:
-                texts.append(doc.text if not doc.title else f"{doc.title}\n{doc.text}")
                 present.append(docid)
                 hashes.append(text_hash(doc.text))  # the document's text, as evidence links hash it
         grades: dict[str, int | None] = {r.docid: None for r in rows}
-        if present:
-            messages = build_messages(self.prompt, topic.text, texts, narrative=topic.narrative,
-                                      examples=self.examples.get(task.qid, []))
+        request = self.messages(task) if present else None
+        if request is not None:
+            messages, n = request
             outcomes = []
-            for s in range(self.samples):
-                extra = {"seed": s} if self.samples > 1 else {}
-                outcome = await self.llm.ask(
-                    messages, parse=lambda text: parse_grades(text, len(texts), self.prompt.max_grade),
-                    purpose="judge", **extra)
+            for extra in self.sample_params():
+                outcome = await self.llm.ask(messages, parse=self.parse(n), purpose="judge", **extra)
                 for c in outcome.completions:
                     report.calls += 0 if c.cached else 1
                     report.cached += 1 if c.cached else 0

@@ -51,7 +51,7 @@ def test_a_batch_is_submitted_once_collected_on_a_rerun_and_judged_as_live_repli
     llm_server.hold_batches = False
     r = cli_run(*judge_args(bench, llm_server, "--batch", "3", "--collect"))
     assert r.exit_code == 0, r.output
-    assert "judged 6, failed 0" in r.output and "2 replies cached" in r.output
+    assert "judged 6, failed 0" in r.output and "2 replies read" in r.output
     assert len(llm_server.batches) == 1 and live_chat_calls(llm_server) == 0
     batched = judgments(bench)
 
@@ -82,7 +82,7 @@ def test_a_batch_is_submitted_once_collected_on_a_rerun_and_judged_as_live_repli
 
 
 def test_unreadable_and_failed_batch_replies_are_asked_live_under_the_live_rules(bench, llm_server, cli_run):
-    # In the batch t1's reply cannot be read and t2's request fails; asked live, t1 is garbled again (three
+    # In the batch t1's reply cannot be read and t2's request fails; t1 is re-asked live and garbled again (three
     # tries, then failures), t2 is answered.
     seen: set[str] = set()
 
@@ -104,8 +104,8 @@ def test_unreadable_and_failed_batch_replies_are_asked_live_under_the_live_rules
                                                                     (0, "unreadable reply")]
     got = {(q, d): (g, s) for q, d, g, s, *_ in judgments(bench)}
     assert got[("t1", "d1")] == (None, "failed") and got[("t2", "d4")] == (3, "ok")
-    assert "unreadable reply after 3 tries" in r.output
-    assert live_chat_calls(llm_server) == 4  # t1 three times, t2 once
+    assert "unreadable reply after 4 tries" in r.output  # the batch reply, then three live asks
+    assert live_chat_calls(llm_server) == 4  # t1 re-asked three times, t2 asked once
     assert len(llm_server.batches) == 1  # failures go live, not into another batch
 
 

@@ -79,12 +79,10 @@ def compare(baseline, runs, qrels_path, score_paths, measures, test, alpha, iter
         raise click.UsageError(f"--max-drop names measures not compared: {', '.join(unknown_drops)}")
     results = compare_runs(scores, base_name, runs=names, measures=measures or None, iterations=iterations,
                            seed=seed, alpha=alpha, test=test, max_drop=drops)
-    stream = open(output, "w", encoding="utf-8") if output else sys.stdout
-    try:
+    from trecbench.outputs import open_output
+
+    with open_output(output) as stream:
         _write(results, comparisons_frame(results), stream, fmt, per_topic, base_name)
-    finally:
-        if output:
-            stream.close()
     failed = [c for c in results if c.regression]
     for c in failed:
         p = c.p_randomisation_holm if test == "randomisation" else c.p_t_holm

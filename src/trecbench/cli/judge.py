@@ -187,7 +187,7 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
 
 def _describe_batches(b) -> str:
     """What happened to the provider batches in this run (`trecbench.qrels.judges.batch.BatchReport`)."""
-    lines = [f"batch {bid} collected: {n} replies cached, ${cost:.4f} at the batch price" for bid, n, cost in b.collected]
+    lines = [f"batch {bid} collected: {n} replies read, ${cost:.4f} at the batch price" for bid, n, cost in b.collected]
     lines += [f"batch {bid} found again (its id had not been saved)" for bid in b.found_again]
     lines += [f"batch {bid} is {status} ({done} of {total} done)" for bid, status, done, total in b.waiting]
     if b.submitted:

@@ -18,7 +18,7 @@ from trecbench.llm.cache import ResponseCache, _now, canonical_json
 from trecbench.llm.client import ModelConfig
 from trecbench.llm.cost import call_cost
 from trecbench.llm.errors import LLMError
-from trecbench.llm.records import CallRecord
+from trecbench.llm.records import CallRecord, Usage
 
 __all__ = ["BatchAPI", "BatchLedger", "BatchRequest", "BatchState", "BatchResult", "batch_api", "batch_cost",
            "TERMINAL"]
@@ -67,6 +67,7 @@ class BatchResult:
     completion_tokens: int
     model: str | None
     error: str | None
+    finish_reason: str | None = None
 
 
 def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float, bool]:
@@ -146,14 +147,15 @@ def _result(line: str, where: str) -> BatchResult:
         return BatchResult(key, None, 0, 0, None, f"batch request failed (status {response.get('status_code')}): "
                                                   f"{message or 'no reason given'}")
     try:
-        text = body["choices"][0]["message"]["content"]
+        choice = body["choices"][0]
+        text, finish = choice["message"]["content"], choice.get("finish_reason")
     except (KeyError, IndexError, TypeError):
-        text = None
+        text, finish = None, None
     usage = body.get("usage") or {}
     if text is None:
         return BatchResult(key, None, 0, 0, None, "batch reply without a message")
     return BatchResult(key, text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                       body.get("model"), None)
+                       body.get("model"), None, finish)
 
 
 def batch_api(config: ModelConfig) -> BatchAPI:
@@ -235,36 +237,36 @@ class BatchLedger:
             self.conn.commit()
 
     def collect(self, row: int, state: BatchState, results: list[BatchResult], *, purpose: str, price_model: str,
-                priced: bool, readable: Callable[[str, str], str | None]) -> tuple[int, float]:
-        """Apply a finished batch in one transaction: readable replies into the cache, a call-log row for each
+                priced: bool, readable: Callable[[str, str], str | None]) -> tuple[int, Usage]:
+        """Apply a finished batch in one transaction: every reply into the cache (as a live reply is, read or
+        not: the caller's live loop replays it and re-asks what it cannot read), a call-log row for each
         result, the batch marked collected. `readable(key, text)` says why a reply cannot be read (None: it
-        can). Returns (replies cached, dollars)."""
+        can). Returns (replies that can be read, usage)."""
         requests = self.requests(row)
-        cached, total = 0, 0.0
+        read, usage = 0, Usage()
         with self.cache._lock:
             try:
                 for r in results:
                     request = requests.get(r.key)
                     if request is None:
                         continue  # not a request of this batch
-                    cost, known = batch_cost(price_model, r.prompt_tokens, r.completion_tokens) if priced and \
-                        r.text is not None else (0.0, priced)
-                    total += cost
+                    cost, known = (batch_cost(price_model, r.prompt_tokens, r.completion_tokens) if priced
+                                   else (0.0, False)) if r.text is not None else (0.0, True)
                     why = r.error if r.text is None else readable(r.key, r.text)
-                    if why is None and r.text is not None:
+                    if r.text is not None:
                         self.cache.put(r.key, r.model or request["model"], request, r.text, r.prompt_tokens,
-                                       r.completion_tokens, cost, commit=False)
-                        cached += 1
-                    elif r.text is not None:
-                        why = f"unreadable reply: {why}"
-                    self.cache.log(CallRecord(r.key, request["model"], why is None, error=why,
-                                              prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
-                                              cost=cost, cost_known=known, purpose=purpose,
-                                              raw=r.text if why is not None else None, attempts=1), commit=False)
+                                       r.completion_tokens, cost, finish_reason=r.finish_reason, commit=False)
+                        read += why is None
+                        why = None if why is None else f"unreadable reply: {why}"
+                    record = CallRecord(r.key, request["model"], why is None, error=why, prompt_tokens=r.prompt_tokens,
+                                        completion_tokens=r.completion_tokens, cost=cost, cost_known=known,
+                                        purpose=purpose, raw=r.text if why is not None else None, attempts=1)
+                    self.cache.log(record, commit=False)
+                    usage += record.usage()
                 self.conn.execute("UPDATE llm_batches SET state = 'collected', provider_status = ?, collected_at = ?"
                                   " WHERE id = ?", (state.status, _now(), row))
                 self.conn.commit()
             except BaseException:
                 self.conn.rollback()
                 raise
-        return cached, total
+        return read, usage

@@ -718,12 +718,13 @@ _ID_OK = re.compile(r"[^\s]{1,200}")
 
 # ---- relevant documents -------------------------------------------------------------------------------
 
-def relevant_by_topic(ws: Workspace, min_grade: int = 1) -> dict[str, list[tuple[str, int]]]:
+def relevant_by_topic(ws: Workspace, min_grade: int = 1, *, qid: str | None = None) -> dict[str, list[tuple[str, int]]]:
     """{qid: [(docid, grade), ...]} of the judged-relevant documents (grade >= min_grade), grade descending
-    then docid, from the grades `qrels export` would choose (`trecbench.qrels.select.select_grades`)."""
+    then docid, from the grades `qrels export` would choose (`trecbench.qrels.select.select_grades`);
+    with `qid`, of that topic only (reading only its judgments)."""
     from trecbench.qrels.select import select_grades
 
-    judgments = ws.judgments()
+    judgments = ws.judgments(qid=qid)
     if judgments.empty:
         return {}
     grades = select_grades(judgments)
@@ -738,7 +739,7 @@ def relevant_by_topic(ws: Workspace, min_grade: int = 1) -> dict[str, list[tuple
 def relevant_documents(ws: Workspace, qid: str, min_grade: int = 1) -> list[str]:
     """The topic's judged-relevant docids (grade >= min_grade), grade descending then docid: the documents
     a person chooses support from."""
-    return [d for d, _ in relevant_by_topic(ws, min_grade).get(str(qid), [])]
+    return [d for d, _ in relevant_by_topic(ws, min_grade, qid=str(qid)).get(str(qid), [])]
 
 
 # ---- helpers ------------------------------------------------------------------------------------------

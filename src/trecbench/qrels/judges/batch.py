@@ -4,8 +4,9 @@ their replies applied exactly as live ones.
 Each run first collects the judge's finished batches: readable replies go into the reply cache (at the
 batch price), unreadable ones and failed requests into the call log. Then every task whose requests are
 all answered, or were in a collected batch, is judged by the live loop (`judge`): replies come from the
-cache through the same parser and failure rules, and a request whose batch reply could not be read is
-asked live (re-asked as any unreadable reply is, then recorded as a failure). The tasks left, never
+cache through the same parser and failure rules: a batch reply that cannot be read is replayed and
+re-asked live as any unreadable reply is, then recorded as a failure; a request that failed in the batch
+is asked live. The tasks left, never
 batched, go into a new batch; tasks whose batch is still running wait for the next run.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from trecbench.llm.records import Usage
 from trecbench.store import Judge, Workspace
 
 from .llm import Report, Task, _Judger, judge
@@ -26,7 +28,8 @@ class BatchReport:
     """What a batched run did: the live loop's report, plus the batches collected, submitted and waiting."""
 
     report: Report = field(default_factory=Report)
-    collected: list[tuple[str, int, float]] = field(default_factory=list)  # (batch id, replies cached, $)
+    collected: list[tuple[str, int, float]] = field(default_factory=list)  # (batch id, replies read, $)
+    usage: Usage = field(default_factory=Usage)  # the collected batches' replies
     submitted: tuple[str, int] | None = None  # (batch id, requests)
     waiting: list[tuple[str, str, int, int]] = field(default_factory=list)  # (batch id, status, done, total)
     waiting_docs: int = 0
@@ -47,7 +50,6 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
     (default: `batch_api(llm.config)`).
     """
     from trecbench.llm.batch import BatchLedger, BatchRequest, batch_api
-    from trecbench.llm.cache import request_key
     from trecbench.llm.errors import ParseError
 
     if llm.cache is None:
@@ -63,15 +65,12 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
     planned: list[tuple[Task, list[BatchRequest]]] = []
     readers: dict[str, Callable] = {}
     for task in tasks:
-        request = one.messages(task)
         reqs = []
-        if request is not None:
-            messages, n = request
-            for extra in one.sample_params():
-                params = {**llm.config.params, **extra}
-                key = request_key(llm.config.model, messages, params)
-                reqs.append(BatchRequest(key, llm.config.model, [dict(m) for m in messages], params))
-                readers[key] = one.parse(n)
+        for messages, ask in one.first_questions(task):
+            params = {k: v for k, v in ask.items() if k not in ("parse", "schema", "purpose")}
+            convo, sent, key = llm.first_request(messages, schema=ask.get("schema"), **params)
+            reqs.append(BatchRequest(key, llm.config.model, convo, sent))
+            readers[key] = ask["parse"]
         planned.append((task, reqs))
 
     def unreadable(key: str, text: str) -> str | None:
@@ -97,9 +96,10 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
         if not st.finished:
             out.waiting.append((batch_id, st.status, st.completed + st.failed, st.total))
             continue
-        cached, cost = ledger.collect(row, st, api.results(st), purpose=PURPOSE, price_model=llm.price_model,
-                                      priced=llm.priced, readable=unreadable)
-        out.collected.append((batch_id, cached, cost))
+        read, usage = ledger.collect(row, st, api.results(st), purpose=PURPOSE, price_model=llm.price_model,
+                                     priced=llm.priced, readable=unreadable)
+        out.collected.append((batch_id, read, usage.cost))
+        out.usage += usage
 
     batched = ledger.keys(PURPOSE)
     live, fresh = [], []
@@ -112,7 +112,7 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
             fresh.append((task, reqs))
     out.report = await judge(ws, llm, prompt, live, judge_id, samples=samples, examples=examples, corpus=corpus,
                              on_progress=on_progress)
-    out.report.cost += out.batch_cost
+    out.report.usage += out.usage
     if submit and fresh:
         unique = {r.key: r for _, reqs in fresh for r in reqs if llm.cache.get(r.key) is None}
         requests = list(unique.values())

@@ -189,6 +189,11 @@ class Workspace:
         return str((self.path / source).resolve())
 
     @property
+    def cache_path(self) -> Path:
+        """The model-call cache of this workspace (its database): what every model command uses."""
+        return self.path / DATABASE
+
+    @property
     def corpus_source(self) -> str | None:
         return self.resolve(self.settings.corpus)
 

@@ -104,7 +104,7 @@ class Bench:
     def relevant(self, qid: str) -> list[tuple[str, int]]:
         """The topic's judged-relevant (docid, grade), as nugget linking offers them; read again only when
         the topic has a judgment it did not have before."""
-        from trecbench.nuggets.store import relevant_by_topic
+        from trecbench.nuggets.relevant import relevant_by_topic
 
         return self.memo(("relevant", qid), self.topic_version(qid),
                          lambda: relevant_by_topic(self.ws, qid=qid).get(qid, []))

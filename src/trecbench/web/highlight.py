@@ -7,15 +7,7 @@ from typing import Iterable
 
 from markupsafe import Markup, escape
 
-# Words too common to be worth marking.
-STOPWORDS = frozenset("""
-a about above after again against all am an and any are as at be because been before being below between
-both but by can could did do does doing down during each few for from further had has have having he her
-here hers him his how i if in into is it its itself just me more most my no nor not now of off on once only
-or other our out over own same she should so some such than that the their them then there these they this
-those through to too under until up very was we were what when where which while who whom why will with
-would you your
-""".split())
+from trecbench.evaluation.textmatch import STOPWORDS
 
 
 def query_terms(text: str) -> list[str]:

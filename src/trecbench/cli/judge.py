@@ -40,9 +40,15 @@ def judge() -> None:
 @click.option("--relevant-grade", default=1, show_default=True, type=int,
               help="Adaptive pools (mtf, maxmean): the grade from which a document counts as relevant.")
 @click.option("--dry-run", is_flag=True, help="Count the calls, tokens and dollars it would take; call nothing.")
+@click.option("--provider-batch", is_flag=True,
+              help="Send the requests through the provider's batch interface (about half the price, within 24 h); "
+                   "run the same command again to collect the results. See docs/judge-batch.md.")
+@click.option("--collect", is_flag=True,
+              help="Only collect finished provider batches and apply their results; submit nothing new.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examples, concurrency, rpm, max_cost,
-        temperature, timeout, max_retries, limit, pool_name, relevant_grade, dry_run, quiet) -> None:
+        temperature, timeout, max_retries, limit, pool_name, relevant_grade, dry_run, provider_batch, collect,
+        quiet) -> None:
     """Grade the pool's unjudged candidates 0-3 with MODEL; each judgment is saved as it arrives.
 
     Re-running judges only what is missing (replies are cached in the workspace, so nothing is paid
@@ -58,6 +64,8 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
       trecbench judge llm -w mybench --model openai/gpt-4o --dry-run
       trecbench pool runs/*.txt --strategy mtf --budget 30 -w mybench --name mtf30
       trecbench judge llm -w mybench --pool mtf30 --model openai/gpt-4o-mini
+      trecbench judge llm -w mybench --model openai/gpt-4o-mini --batch 5 --provider-batch   # submit
+      trecbench judge llm -w mybench --model openai/gpt-4o-mini --batch 5 --provider-batch   # later: collect
     """
 
     from trecbench.llm import LLM, Budget, ModelConfig
@@ -79,6 +87,10 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
     identity = model_judge(model, prompt, batch=batch, samples=samples, params=params)
     pool = candidates(ws, pool_name)
     adaptive = is_adaptive(pool.attrs.get("strategy"))
+    provider_batch = provider_batch or collect
+    if provider_batch and (adaptive or dry_run):
+        raise click.UsageError("--provider-batch/--collect judge a ranked pool for real: not with an adaptive pool "
+                               "(it picks one document at a time) or --dry-run")
     if adaptive:
         if batch > 1:
             raise click.UsageError("an adaptive pool picks one document at a time: --batch must be 1")
@@ -117,6 +129,17 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
                                                 relevant_grade=relevant_grade, samples=samples, examples=shots,
                                                 corpus=corpus, done=graded, on_progress=progress))
             skipped = report.skipped
+        elif provider_batch:
+            from trecbench.llm import LLMError
+            from trecbench.qrels.judges.batch import judge_batched
+
+            try:
+                batched = client.run(judge_batched(ws, client, prompt, tasks, identity, samples=samples,
+                                                   examples=shots, corpus=corpus, submit=not collect,
+                                                   on_progress=progress))
+            except LLMError as e:
+                raise click.ClickException(str(e)) from None
+            report = batched.report
         else:
             report = client.run(run_judge(ws, client, prompt, tasks, identity, samples=samples, examples=shots,
                                            corpus=corpus, on_progress=progress))
@@ -139,6 +162,8 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
     click.echo(f"judged {report.judged}, failed {len(report.failed)}, skipped {skipped} already judged; "
                f"{report.calls} calls ({report.cached} from cache), {report.prompt_tokens} input + "
                f"{report.completion_tokens} output tokens, ${report.cost:.4f}")
+    if provider_batch:
+        click.echo(_describe_batches(batched))
     if report.stopped:
         click.echo(f"stopped early: {report.stopped}", err=True)
     if report.failed:
@@ -149,3 +174,15 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
         sys.exit(1)
     if report.stopped:
         sys.exit(3)
+
+
+def _describe_batches(b) -> str:
+    """What happened to the provider batches in this run (`trecbench.qrels.judges.batch.BatchReport`)."""
+    lines = [f"batch {bid} collected: {n} replies read, ${cost:.4f} at the batch price" for bid, n, cost in b.collected]
+    lines += [f"batch {bid} found again (its id had not been saved)" for bid in b.found_again]
+    lines += [f"batch {bid} is {status} ({done} of {total} done)" for bid, status, done, total in b.waiting]
+    if b.submitted:
+        lines.append(f"batch {b.submitted[0]} submitted: {b.submitted[1]} requests")
+    if b.waiting_docs:
+        lines.append(f"{b.waiting_docs} documents wait for a batch: run the same command again to collect it")
+    return "\n".join(lines) if lines else "no provider batch to collect or submit"

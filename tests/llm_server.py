@@ -12,6 +12,12 @@ script is used up the `then=` behaviour answers, or a 500 saying the script ran 
 given to `script` answers every request instead: it receives the request body and returns a behaviour
 or a reply text. Every request body is recorded (`.requests`, `.messages(i)`) at arrival, and the server
 tracks how many requests are in flight at once (`.max_in_flight`).
+
+It also serves OpenAI's batch interface: `POST /v1/files` (multipart upload), `POST /v1/batches`, `GET
+/v1/batches` (list), `GET /v1/batches/{id}` and `GET /v1/files/{id}/content`. A batch is `in_progress`
+while `.hold_batches` is set; otherwise the first look at it answers every line (each takes the next
+scripted behaviour, as a live request would: a non-200 behaviour becomes a failed line) and completes it.
+`.batches` holds every created batch, `.batch_delay` delays the reply to a create (after creating it).
 """
 from __future__ import annotations
 
@@ -145,6 +151,10 @@ class LLMServer:
         self.paths: list[str] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self.hold_batches = False
+        self.batch_delay = 0.0
         self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
         self.port = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
@@ -242,6 +252,58 @@ class LLMServer:
                           "total_tokens": prompt + completion}} if b.usage else {}),
         }
 
+    # -- the batch interface -------------------------------------------------------------------------
+    def _upload(self, content_type: str, raw: bytes) -> dict:
+        import email
+
+        message = email.message_from_bytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw)
+        data = next(p.get_payload(decode=True) for p in message.get_payload()
+                    if p.get_param("name", header="content-disposition") == "file")
+        with self._lock:
+            file_id = f"file-{next(self._ids):06d}"
+            self.files[file_id] = data
+        return {"id": file_id, "object": "file", "bytes": len(data), "created_at": int(time.time()),
+                "filename": "input.jsonl", "purpose": "batch", "status": "processed"}
+
+    def _create_batch(self, body: dict) -> dict:
+        with self._lock:
+            batch_id = f"batch_{next(self._ids):06d}"
+            lines = self.files[body["input_file_id"]].decode("utf-8").splitlines()
+            self.batches[batch_id] = {
+                "id": batch_id, "object": "batch", "endpoint": body["endpoint"], "errors": None,
+                "input_file_id": body["input_file_id"], "completion_window": body["completion_window"],
+                "status": "in_progress", "output_file_id": None, "error_file_id": None,
+                "created_at": int(time.time()), "metadata": body.get("metadata"),
+                "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
+            return dict(self.batches[batch_id])
+
+    def _batch(self, batch_id: str) -> dict | None:
+        with self._lock:
+            batch = self.batches.get(batch_id)
+            if batch is None or batch["status"] != "in_progress" or self.hold_batches:
+                return None if batch is None else dict(batch)
+            lines = [json.loads(x) for x in self.files[batch["input_file_id"]].decode("utf-8").splitlines() if x]
+        answers, errors = [], []
+        for line in lines:
+            b = self._next(line["body"])
+            self._done()
+            response = ({"status_code": 200, "request_id": f"req_{next(self._ids)}",
+                         "body": self._completion(line["body"], b)} if b.code == 200 else
+                        {"status_code": b.code, "request_id": f"req_{next(self._ids)}",
+                         "body": {"error": {"message": b.text or f"scripted error {b.code}"}}})
+            (answers if b.code == 200 else errors).append(json.dumps(
+                {"id": f"batch_req_{next(self._ids)}", "custom_id": line["custom_id"], "response": response,
+                 "error": None}))
+        with self._lock:
+            for name, rows in (("output_file_id", answers), ("error_file_id", errors)):
+                if rows:
+                    file_id = f"file-{next(self._ids):06d}"
+                    self.files[file_id] = ("\n".join(rows) + "\n").encode("utf-8")
+                    batch[name] = file_id
+            batch["status"] = "completed"
+            batch["request_counts"] = {"total": len(lines), "completed": len(answers), "failed": len(errors)}
+            return dict(batch)
+
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -262,9 +324,40 @@ class LLMServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def do_GET(self) -> None:
+                path = self.path.split("?")[0].rstrip("/")
+                parts = path.split("/")
+                found: Any = None
+                if path == "/v1/batches":
+                    with server._lock:
+                        found = {"object": "list", "data": [dict(b) for b in server.batches.values()],
+                                 "has_more": False}
+                elif path.startswith("/v1/batches/"):
+                    found = server._batch(parts[-1])
+                elif path.startswith("/v1/files/") and parts[-1] == "content" and parts[-2] in server.files:
+                    data = server.files[parts[-2]]
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/octet-stream")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                if found is None:
+                    self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
+                else:
+                    self._send(200, json.dumps(found))
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
+                if self.path.rstrip("/") == "/v1/files":
+                    self._send(200, json.dumps(server._upload(self.headers.get("Content-Type", ""), raw)))
+                    return
+                if self.path.rstrip("/") == "/v1/batches":
+                    created = server._create_batch(json.loads(raw))
+                    server._stopping.wait(server.batch_delay)
+                    self._send(200, json.dumps(created))
+                    return
                 if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
                     self._send(404, json.dumps({"error": {"message": f"no route {self.path}",
                                                           "type": "not_found_error"}}))

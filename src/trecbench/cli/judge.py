@@ -49,8 +49,14 @@ class PromptParam(click.ParamType):
 @click.option("--relevant-grade", default=1, show_default=True, type=click.IntRange(0, 3),
               help="Adaptive pools (mtf, maxmean): the grade from which a document counts as relevant.")
 @click.option("--dry-run", is_flag=True, help="Count the calls, tokens and dollars it would take; call and write nothing.")
+@click.option("--provider-batch", is_flag=True,
+              help="Send the requests through the provider's batch interface (about half the price, within 24 h); "
+                   "run the same command again to collect the results. See docs/judge-batch.md.")
+@click.option("--collect", is_flag=True,
+              help="Only collect finished provider batches and apply their results; submit nothing new.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_name, relevant_grade, dry_run,
+        provider_batch, collect,
         quiet) -> None:
     """Grade the pool's unjudged candidates 0-3 with MODEL; each judgment is saved as it arrives.
 
@@ -70,6 +76,8 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
       trecbench judge llm -w mybench --model openai/gpt-4o --dry-run
       trecbench pool runs/*.txt --strategy mtf --budget 30 -w mybench --name mtf30
       trecbench judge llm -w mybench --pool mtf30 --model openai/gpt-4o-mini
+      trecbench judge llm -w mybench --model openai/gpt-4o-mini --batch 5 --provider-batch   # submit
+      trecbench judge llm -w mybench --model openai/gpt-4o-mini --batch 5 --provider-batch   # later: collect
     """
     from trecbench.qrels.judges.run import judge_pool
     from trecbench.store import Workspace
@@ -85,8 +93,8 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
         try:
             run = judge_pool(Workspace(workspace), config, prompt=prompt, batch=batch, samples=samples,
                              examples=examples, limit=limit, pool=pool_name, relevant_grade=relevant_grade,
-                             max_cost=model_opts.max_cost, dry_run=dry_run,
-                             on_start=start,
+                             max_cost=model_opts.max_cost, dry_run=dry_run, provider_batch=provider_batch or collect,
+                             collect=collect, on_start=start,
                              on_progress=lambda report, n: bar.update(n, report.judged, len(report.failed), report))
         except ValueError as e:
             raise click.UsageError(str(e)) from None
@@ -100,6 +108,20 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
     click.echo(f"judged {report.judged}, failed {len(report.failed)}, skipped {skipped} already judged; "
                f"{report.calls} calls ({report.cached} from cache), {report.prompt_tokens} input + "
                f"{report.completion_tokens} output tokens, {dollars(report.cost)}")
+    if run.batches is not None:
+        click.echo(_describe_batches(run.batches))
     failed = [f"{qid}\t{docid}\t{why}" for qid, docid, why in report.failed]
     finish(failed, f"{len(failed)} judgment(s) failed (recorded as failures, not grades; run again to retry them)",
            stopped=report.stopped, budget_stop=report.stopped is not None)
+
+
+def _describe_batches(b) -> str:
+    """What happened to the provider batches in this run (`trecbench.qrels.judges.batch.BatchReport`)."""
+    lines = [f"batch {bid} collected: {n} replies read, {dollars(cost)} at the batch price" for bid, n, cost in b.collected]
+    lines += [f"batch {bid} found again (its id had not been saved)" for bid in b.found_again]
+    lines += [f"batch {bid} is {status} ({done} of {total} done)" for bid, status, done, total in b.waiting]
+    if b.submitted:
+        lines.append(f"batch {b.submitted[0]} submitted: {b.submitted[1]} requests")
+    if b.waiting_docs:
+        lines.append(f"{b.waiting_docs} documents wait for a batch: run the same command again to collect it")
+    return "\n".join(lines) if lines else "no provider batch to collect or submit"

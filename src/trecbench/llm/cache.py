@@ -144,8 +144,8 @@ class ResponseCache:
             if commit:
                 self.conn.commit()
 
-    def log(self, call: CallRecord) -> None:
-        """Append one row to `llm_calls`."""
+    def log(self, call: CallRecord, *, commit: bool = True) -> None:
+        """Append one row to `llm_calls` (with `commit=False` it waits for the caller's commit)."""
         with self._lock:
             self.conn.execute(
                 "INSERT INTO llm_calls (key, model, ok, error, prompt_tokens, completion_tokens, cost, latency_ms,"
@@ -154,7 +154,8 @@ class ResponseCache:
                 (call.key, call.model, int(call.ok), call.error, call.prompt_tokens, call.completion_tokens,
                  call.cost, round(call.latency_ms, 3), int(call.cached), call.attempts, _now(), call.purpose,
                  int(call.cost_known), call.raw))
-            self.conn.commit()
+            if commit:
+                self.conn.commit()
 
     def usage_by_purpose(self) -> dict[str, Usage]:
         """Usage totals per purpose over the whole call log (all runs, not only this process)."""

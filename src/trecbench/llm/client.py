@@ -287,6 +287,13 @@ class LLM:
                     self._structured = False
         return self._structured
 
+    def first_request(self, messages: str | Messages, *, schema: Mapping[str, Any] | None = None,
+                      **params: Any) -> tuple[list[dict], dict, str]:
+        """(messages, parameters, cache key) of the first request `ask` would send for these arguments."""
+        convo = _as_messages(messages)
+        sent = self._turn_params({**self.config.params, **params}, schema, 0)
+        return convo, sent, request_key(self.config.model, convo, sent)
+
     def _turn_params(self, merged: Mapping[str, Any], schema: Mapping[str, Any] | None, turn: int) -> dict:
         params = dict(merged)
         if turn > 0 and float(params.get("temperature") or 0.0) < REASK_TEMPERATURE:

@@ -32,7 +32,7 @@ from typing import Iterable
 from trecbench.evaluation.textmatch import STOPWORDS
 from trecbench.nuggets.drafts import DraftReport, plan_topics, read_documents
 from trecbench.nuggets.model import Nugget
-from trecbench.nuggets.relevant import relevant_by_topic
+from trecbench.nuggets.relevant import DRAFT_MIN_GRADE, relevant_by_topic
 from trecbench.nuggets.store import NuggetStore
 from trecbench.store.workspace import Workspace
 
@@ -49,7 +49,7 @@ _WORD = re.compile(r"\w+(?:['\u2019]\w+)*")
 
 @dataclass(frozen=True)
 class ExtractiveSettings:
-    min_grade: int = 1
+    min_grade: int = DRAFT_MIN_GRADE
     keep: int = 20
     threshold: float = 85.0  # rapidfuzz ratio (0-100) from which two sentences are near-duplicates
 

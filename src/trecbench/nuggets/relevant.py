@@ -5,6 +5,11 @@ from __future__ import annotations
 from trecbench.store.workspace import Workspace
 
 
+# The grade a judged document needs to be drafted from (nuggetizer's --min-judgment default is 2 as well):
+# on trecbench's 0-3 scale, 1 means "related, does not answer the question".
+DRAFT_MIN_GRADE = 2
+
+
 def relevant_by_topic(ws: Workspace, min_grade: int = 1, *, qid: str | None = None) -> dict[str, list[tuple[str, int]]]:
     """{qid: [(docid, grade), ...]} of the judged-relevant documents (grade >= min_grade), grade descending
     then docid, from the workspace's qrels (`trecbench.workspace_qrels`); with `qid`, of that topic only

@@ -132,6 +132,29 @@ MIGRATIONS: list[str] = [
     DROP TABLE provenance;
     DROP TABLE runs;
     """,
+    # 5: requests sent through a provider's batch interface: one row per batch (its id once the provider
+    #    gave one; `token` finds a batch whose id was never written down), one per request in it
+    """
+    CREATE TABLE llm_batches (
+        id INTEGER PRIMARY KEY,
+        token TEXT NOT NULL UNIQUE,          -- sent as the batch's metadata
+        batch_id TEXT,                       -- the provider's id; NULL until the provider answered
+        model TEXT NOT NULL,
+        purpose TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('submitting', 'submitted', 'collected')),
+        provider_status TEXT,
+        requests INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        collected_at TEXT
+    );
+    CREATE TABLE llm_batch_requests (
+        batch INTEGER NOT NULL REFERENCES llm_batches(id),
+        key TEXT NOT NULL,                   -- the reply cache's request key, sent as custom_id
+        request_json TEXT NOT NULL,
+        PRIMARY KEY (batch, key)
+    );
+    CREATE INDEX llm_batch_requests_key ON llm_batch_requests (key);
+    """,
 ]
 
 

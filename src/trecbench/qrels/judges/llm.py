@@ -66,11 +66,6 @@ def model_judge(model: str, prompt: Prompt, *, batch: int, samples: int, params:
                  tuple(sorted(settings.items())))
 
 
-def passage_text(doc) -> str:
-    """What the model reads of a document: its title, then its text."""
-    return doc.text if not doc.title else f"{doc.title}\n{doc.text}"
-
-
 def candidates(ws: Workspace, pool_name: str | None = None):
     """The pool's representatives in judging order (topic, then priority)."""
     from trecbench.store.workspace import load_pool
@@ -125,6 +120,11 @@ def few_shot_examples(ws: Workspace, k: int, corpus, topics: dict) -> dict[str, 
     return out
 
 
+def passage_text(doc) -> str:
+    """A document as the model reads it: its title, if any, over its text."""
+    return doc.text if not doc.title else f"{doc.title}\n{doc.text}"
+
+
 def vote(grades: list[int]) -> int:
     """The most common grade; a tie goes to the lower grade."""
     counts = Counter(grades)
@@ -145,6 +145,23 @@ class _Judger:
         self.report.failed.append((qid, docid, why))
         return Judgment(qid, docid, None, self.judge_id, status="failed", error=why, **extra)
 
+    def question(self, topic, asked: list[str], examples: list[Example], seed: int) -> tuple[list[dict], dict]:
+        """The messages about `asked` passages and the rest of `llm.ask`'s arguments (parser, schema, bound)."""
+        extra = {"seed": seed} if self.samples > 1 else {}
+        messages = build_messages(self.prompt, topic.text, asked, narrative=topic.narrative, examples=examples)
+        return messages, {"parse": partial(parse_grades, n_passages=len(asked), max_grade=self.prompt.max_grade),
+                          "schema": RELEVANCE.response_schema(), "purpose": "judge",
+                          "max_tokens": grade_bound(len(asked)), **extra}
+
+    def first_questions(self, task: Task) -> list[tuple[list[dict], dict]]:
+        """Each sample's first question about the task's documents that can be judged (none: nothing to ask)."""
+        topic = self.topics.get(task.qid)
+        docs = [d for d in map(self.corpus.get, task.docids) if d is not None]
+        if topic is None or not docs:
+            return []
+        texts = [passage_text(d) for d in docs]
+        return [self.question(topic, texts, self.examples.get(task.qid, []), s) for s in range(self.samples)]
+
     async def _sample(self, topic, texts: list[str], examples: list[Example], seed: int
                       ) -> tuple[list[tuple[int, str] | None], str, str | None]:
         """One sample's (grade, reason) per passage, the error for those left without one, and the last reply.
@@ -154,14 +171,10 @@ class _Judger:
         """
         results: list[tuple[int, str] | None] = [None] * len(texts)
         todo = list(range(len(texts)))
-        extra = {"seed": seed} if self.samples > 1 else {}
         error, raw = "", None
         for _ in range(1 + REASK_MISSING):
-            asked = [texts[i] for i in todo]
-            messages = build_messages(self.prompt, topic.text, asked, narrative=topic.narrative, examples=examples)
-            outcome = await self.llm.ask(
-                messages, parse=partial(parse_grades, n_passages=len(asked), max_grade=self.prompt.max_grade),
-                schema=RELEVANCE.response_schema(), purpose="judge", max_tokens=grade_bound(len(asked)), **extra)
+            messages, ask = self.question(topic, [texts[i] for i in todo], examples, seed)
+            outcome = await self.llm.ask(messages, **ask)
             self.report.usage += Usage.of(outcome.completions)
             raw = outcome.raw if outcome.raw is not None else raw
             if not outcome.ok:

@@ -42,6 +42,7 @@ class JudgeRun:
     plan: JudgingPlan
     report: Report | None = None
     estimate: Any = None  # trecbench.pooling.estimate.Estimate
+    batches: Any = None  # trecbench.qrels.judges.batch.BatchReport, with provider_batch
 
     @property
     def judge(self) -> Judge:
@@ -57,7 +58,7 @@ def _done(ws: Workspace, name: str) -> dict[tuple[str, str], int]:
 
 def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None, batch: int = 1, samples: int = 1,
                examples: int = 0, limit: int | None = None, pool: str | None = None, relevant_grade: int = 1,
-               max_cost: Any = None, dry_run: bool = False,
+               max_cost: Any = None, dry_run: bool = False, provider_batch: bool = False, collect: bool = False,
                on_start: Callable[[JudgingPlan], None] | None = None,
                on_progress: Callable[[Report, int], None] | None = None) -> JudgeRun:
     """Grade the unjudged candidates of the workspace's pool (`pool`, default the newest) with `config`'s model.
@@ -65,7 +66,9 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
     config: a `trecbench.llm.ModelConfig`; its `params` (temperature) are part of the judge's identity.
     An adaptive pool (a registered strategy with `adaptive = True`) is judged one document at a time,
     resuming from this judge's grades. `max_cost` stops before spending more (0 spends nothing; a model
-    without a price needs `config.prices`). Raises ValueError for settings that do not fit the pool.
+    without a price needs `config.prices`). `provider_batch` sends the requests through the provider's
+    batch interface (a later run collects them; `collect` only collects). Raises ValueError for settings
+    that do not fit the pool.
     """
     from trecbench.llm import LLM, Budget
 
@@ -75,6 +78,9 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
     frame = candidates(ws, pool)
     strategy = frame.attrs.get("strategy")
     adaptive = is_adaptive(strategy)
+    if provider_batch and (adaptive or dry_run):
+        raise ValueError("--provider-batch/--collect judge a ranked pool for real: not with an adaptive pool "
+                         "or --dry-run")
     tasks: list[Task] = []
     resumed = None
     if adaptive:
@@ -107,6 +113,12 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
                                                budget=resumed.pool.info.budget, relevant_grade=relevant_grade,
                                                samples=samples, examples=shots, corpus=corpus, done=done,
                                                on_progress=on_progress))
+        elif provider_batch:
+            from .batch import judge_batched
+
+            batched = client.run(judge_batched(ws, client, prompt, tasks, identity, samples=samples, examples=shots,
+                                               corpus=corpus, submit=not collect, on_progress=on_progress))
+            return JudgeRun(plan, report=batched.report, batches=batched)
         else:
             report = client.run(judge(ws, client, prompt, tasks, identity, samples=samples, examples=shots,
                                       corpus=corpus, on_progress=on_progress))

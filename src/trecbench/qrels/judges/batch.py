@@ -1,0 +1,124 @@
+"""Judging through the provider's batch interface: the same requests as live judging, sent as one batch,
+their replies applied exactly as live ones.
+
+Each run first collects the judge's finished batches: readable replies go into the reply cache (at the
+batch price), unreadable ones and failed requests into the call log. Then every task whose requests are
+all answered, or were in a collected batch, is judged by the live loop (`judge`): replies come from the
+cache through the same parser and failure rules: a batch reply that cannot be read is replayed and
+re-asked live as any unreadable reply is, then recorded as a failure; a request that failed in the batch
+is asked live. The tasks left, never
+batched, go into a new batch; tasks whose batch is still running wait for the next run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from trecbench.llm.records import Usage
+from trecbench.store import Judge, Workspace
+
+from .llm import Report, Task, _Judger, judge
+from .prompts import Example, Prompt
+
+PURPOSE = "judge"
+
+
+@dataclass
+class BatchReport:
+    """What a batched run did: the live loop's report, plus the batches collected, submitted and waiting."""
+
+    report: Report = field(default_factory=Report)
+    collected: list[tuple[str, int, float]] = field(default_factory=list)  # (batch id, replies read, $)
+    usage: Usage = field(default_factory=Usage)  # the collected batches' replies
+    submitted: tuple[str, int] | None = None  # (batch id, requests)
+    waiting: list[tuple[str, str, int, int]] = field(default_factory=list)  # (batch id, status, done, total)
+    waiting_docs: int = 0
+    found_again: list[str] = field(default_factory=list)  # batches whose id was not written down before
+
+    @property
+    def batch_cost(self) -> float:
+        return sum(c for _, _, c in self.collected)
+
+
+async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task], judge_id: Judge, *,
+                        samples: int = 1, examples: dict[str, list[Example]] | None = None, corpus=None,
+                        submit: bool = True, api=None,
+                        on_progress: Callable[[Report, int], None] | None = None) -> BatchReport:
+    """Collect finished batches, judge what they answered, and (with `submit`) batch what was never asked.
+
+    `llm` is the run's client (its cache is the workspace database); `api` the provider's batch endpoints
+    (default: `batch_api(llm.config)`).
+    """
+    from trecbench.llm.batch import BatchLedger, BatchRequest, batch_api
+    from trecbench.llm.errors import ParseError
+
+    if llm.cache is None:
+        raise ValueError("batched judging needs the client's reply cache (the workspace database)")
+    api = api or batch_api(llm.config)
+    out = BatchReport()
+    ledger = BatchLedger(llm.cache)
+    corpus = corpus or ws.corpus()
+    one = _Judger(ws, llm, prompt, judge_id, samples=samples, examples=examples, corpus=corpus, report=out.report)
+    tasks = list(tasks)
+
+    # Every task's requests, by cache key, with the reader of their replies.
+    planned: list[tuple[Task, list[BatchRequest]]] = []
+    readers: dict[str, Callable] = {}
+    for task in tasks:
+        reqs = []
+        for messages, ask in one.first_questions(task):
+            params = {k: v for k, v in ask.items() if k not in ("parse", "schema", "purpose")}
+            convo, sent, key = llm.first_request(messages, schema=ask.get("schema"), **params)
+            reqs.append(BatchRequest(key, llm.config.model, convo, sent))
+            readers[key] = ask["parse"]
+        planned.append((task, reqs))
+
+    def unreadable(key: str, text: str) -> str | None:
+        parse = readers.get(key)
+        if parse is None:
+            return "not a request of this run"
+        try:
+            parse(text)
+        except ValueError as exc:
+            return exc.reason if isinstance(exc, ParseError) else str(exc)
+        return None
+
+    for row, token, batch_id, state in ledger.open_batches(PURPOSE):
+        if state == "submitting":  # stopped between writing it down and hearing the provider's id
+            batch_id = api.find(token)
+            if batch_id is None:
+                ledger.forget(row)
+                continue
+            ledger.submitted(row, batch_id)
+            out.found_again.append(batch_id)
+        assert batch_id is not None
+        st = api.state(batch_id)
+        if not st.finished:
+            out.waiting.append((batch_id, st.status, st.completed + st.failed, st.total))
+            continue
+        read, usage = ledger.collect(row, st, api.results(st), purpose=PURPOSE, price_model=llm.price_model,
+                                     priced=llm.priced, readable=unreadable)
+        out.collected.append((batch_id, read, usage.cost))
+        out.usage += usage
+
+    batched = ledger.keys(PURPOSE)
+    live, fresh = [], []
+    for task, reqs in planned:
+        if any(batched.get(r.key) in ("submitting", "submitted") for r in reqs):
+            out.waiting_docs += len(task.docids)
+        elif all(r.key in batched or llm.cache.get(r.key) is not None for r in reqs):
+            live.append(task)  # answered, or batched and to be asked live: the live loop decides
+        else:
+            fresh.append((task, reqs))
+    out.report = await judge(ws, llm, prompt, live, judge_id, samples=samples, examples=examples, corpus=corpus,
+                             on_progress=on_progress)
+    out.report.usage += out.usage
+    if submit and fresh:
+        unique = {r.key: r for _, reqs in fresh for r in reqs if llm.cache.get(r.key) is None}
+        requests = list(unique.values())
+        row, token = ledger.begin(llm.config.model, PURPOSE, requests)
+        batch_id = api.submit(requests, token)
+        ledger.submitted(row, batch_id)
+        out.submitted = (batch_id, len(requests))
+        out.waiting_docs += sum(len(t.docids) for t, _ in fresh)
+    return out

@@ -42,6 +42,8 @@ _EXPORTS = {
     "duplicate_groups": "trecbench.evaluation.duplicates",
     "compare_runs": "trecbench.evaluation.significance",
     "agreement": "trecbench.qrels.agreement",
+    "draw_sample": "trecbench.qrels.validate",
+    "validate_judges": "trecbench.qrels.validate",
     "InputError": "trecbench.errors",
     "Problem": "trecbench.errors",
 }

@@ -22,7 +22,8 @@ def judge() -> None:
 @click.option("--api-base", "api_bases", multiple=True,
               help="Server URL (OpenAI-compatible, vLLM, Ollama ...); repeat to spread calls over several deployments.")
 @click.option("--api-key", envvar="TRECBENCH_API_KEY", help="API key (default: the provider's usual variable).")
-@click.option("--prompt", "prompt_spec", default=None, help="Built-in prompt name (graded-0-3) or a file of instructions.")
+@click.option("--prompt", "prompt_spec", default=None,
+              help="Built-in prompt name (graded-0-3, multi-criteria) or a file of instructions.")
 @click.option("--batch", default=1, show_default=True, type=click.IntRange(1, 50), help="Passages per call.")
 @click.option("--samples", default=1, show_default=True, type=click.IntRange(1, 15),
               help="Calls per batch; the grade is their majority (a tie goes to the lower grade).")
@@ -158,3 +159,8 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
         sys.exit(1)
     if report.stopped:
         sys.exit(3)
+
+
+from trecbench.cli.judge_validate import validate as _validate  # noqa: E402
+
+judge.add_command(_validate)

@@ -209,7 +209,10 @@ def judge_page(request: Request) -> Response:
     holders = sorted(state.leases.get(docid, set()) - {me} - set(others))
     prev_doc = state.neighbour(docid, me, bench.per_pair, -1)
     next_doc = state.neighbour(docid, me, bench.per_pair, +1)
-    show_suggestion = request.query_params.get("suggest") == "1"
+    from trecbench.qrels.validate import is_blind
+
+    blind = is_blind(bench.ws, pool.name)  # a validation sample is judged without seeing any model's grade
+    show_suggestion = request.query_params.get("suggest") == "1" and not blind
     return render(
         request, "judge.html", qid=qid, docid=docid, topic=topic, doc=doc, missing=missing,
         title=highlight(doc.title, terms) if doc and doc.title else None,
@@ -221,7 +224,7 @@ def judge_page(request: Request) -> Response:
         next_href=href("/judge", qid=qid, docid=next_doc) if next_doc else href("/next", qid=qid, after=docid),
         show_suggestion=show_suggestion,
         suggestion=queries.model_suggestion(bench.ws, qid, docid) if show_suggestion else None,
-        suggest_href=href("/judge", qid=qid, docid=docid, suggest="1"),
+        suggest_href=None if blind else href("/judge", qid=qid, docid=docid, suggest="1"),
         topic_href=href("/topic", qid=qid), grades=GRADES)
 
 

@@ -24,6 +24,24 @@ answers the question, on this scale:
 Judge only from what the passage says, not from what you know. A passage that merely repeats words of the \
 question without answering it is a 1 at most."""
 
+MULTI_CRITERIA = """You are assessing search results for a test collection. Before you grade a passage, weigh four \
+questions about it, each on its own:
+
+Exactness - does it state what the question asks for, precisely, rather than something near it?
+Coverage - how much of what the question needs does it give: all of it, part of it, or none?
+Topicality - is it about the subject of the question at all?
+Trust - could someone act on it as written, or is it vague, hedged, outdated or self-contradictory?
+
+Then give one grade from those answers:
+
+3 - on topic, exact, covers what the question needs, and can be trusted.
+2 - on topic and partly answers it: the answer is incomplete, buried, or not fully trustworthy.
+1 - on topic but gives no usable answer.
+0 - off topic.
+
+Judge only from what the passage says, not from what you know. In the reason, name the criterion that \
+decided the grade."""
+
 REPLY_FORMAT = """Reply with JSON only: a list with one object per passage, in the order given, like
 [{"passage": "P1", "grade": 2, "reason": "one short sentence"}]"""
 
@@ -39,7 +57,7 @@ class Prompt:
         return hashlib.sha256((self.instructions + "\n" + REPLY_FORMAT).encode("utf-8")).hexdigest()
 
 
-BUILTIN = {"graded-0-3": Prompt("graded-0-3", GRADED_0_3)}
+BUILTIN = {"graded-0-3": Prompt("graded-0-3", GRADED_0_3), "multi-criteria": Prompt("multi-criteria", MULTI_CRITERIA)}
 
 
 def load_prompt(spec: str | None) -> Prompt:

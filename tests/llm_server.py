@@ -27,7 +27,8 @@ from typing import Any, Callable, Iterator, Union
 import pytest
 
 __all__ = [
-    "Behaviour", "LLMServer", "llm_server", "ok", "garbled", "truncated", "slow", "status", "hang",
+    "Behaviour", "LLMServer", "llm_server", "ok", "garbled", "truncated", "slow", "status", "hang", "reasoning",
+    "raw_body", "out_of_quota",
 ]
 
 
@@ -43,7 +44,10 @@ class Behaviour:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
-    body: str | None = None  # raw body for errors; a JSON error object is made when None
+    body: str | None = None  # raw body sent as it is (any code); for errors a JSON error object is made when None
+    reasoning: str | None = None  # the message's `reasoning_content`, as reasoning servers send it
+    error_code: str | None = None  # the error object's `code` (e.g. insufficient_quota)
+    usage: bool = True  # False: the completion has no `usage` (some local servers), the client counts
 
 
 def ok(text: str, *, prompt_tokens: int | None = None, completion_tokens: int | None = None) -> Behaviour:
@@ -75,6 +79,22 @@ def status(code: int, *, retry_after: float | None = None, retry_after_ms: int |
     if retry_after_ms is not None:
         headers["retry-after-ms"] = str(retry_after_ms)
     return Behaviour(code=code, text=message, headers=headers)
+
+
+def reasoning(text: str, thoughts: str) -> Behaviour:
+    """A reply from a reasoning model: `thoughts` in `reasoning_content`, the answer in `content`."""
+    return Behaviour(text=text, reasoning=thoughts)
+
+
+def raw_body(body: str, code: int = 200) -> Behaviour:
+    """Exactly `body` as the HTTP body (an empty or broken "200 OK", a proxy's HTML page)."""
+    return Behaviour(code=code, body=body)
+
+
+def out_of_quota() -> Behaviour:
+    """OpenAI's 429 for an account without credit: code `insufficient_quota`, a message that does not say so."""
+    return Behaviour(code=429, text="You exceeded your current quota, please check your plan and billing details.",
+                     error_code="insufficient_quota")
 
 
 def hang(seconds: float = 30.0) -> Behaviour:
@@ -213,12 +233,13 @@ class LLMServer:
             "system_fingerprint": "fp_llm_server",
             "choices": [{
                 "index": 0,
-                "message": {"role": "assistant", "content": b.text, "refusal": None},
+                "message": {"role": "assistant", "content": b.text, "refusal": None,
+                            **({"reasoning_content": b.reasoning} if b.reasoning is not None else {})},
                 "logprobs": None,
                 "finish_reason": b.finish_reason,
             }],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                      "total_tokens": prompt + completion},
+            **({"usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                          "total_tokens": prompt + completion}} if b.usage else {}),
         }
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -262,11 +283,13 @@ class LLMServer:
                         return
                     if b.delay:
                         server._stopping.wait(b.delay)
-                    if b.code != 200:
-                        payload = b.body if b.body is not None else json.dumps({"error": {
+                    if b.body is not None:
+                        self._send(b.code, b.body, b.headers)
+                    elif b.code != 200:
+                        payload = json.dumps({"error": {
                             "message": b.text or f"scripted error {b.code}",
-                            "type": _ERROR_TYPES.get(b.code, "server_error"),
-                            "param": None, "code": None}})
+                            "type": b.error_code or _ERROR_TYPES.get(b.code, "server_error"),
+                            "param": None, "code": b.error_code}})
                         self._send(b.code, payload, b.headers)
                     else:
                         self._send(200, json.dumps(server._completion(body, b)), b.headers)

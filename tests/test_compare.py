@@ -85,7 +85,8 @@ def test_eval_compare_is_a_regression_gate_on_retrieval_runs(tmp_path, cli_run):
     result = cli_run("eval", "compare", "--qrels", qrels, "--baseline", main, branch, "--max-drop", "nDCG@10=0.01")
     assert result.exit_code == 1
     assert "REGRESSION" in result.stdout
-    assert result.stderr.startswith("regression: branch nDCG@10 0.6309 vs baseline 1.0000 (-0.3691, allowed -0.01)")
+    assert result.stderr.splitlines()[-1].startswith("regression: branch nDCG@10 0.6309 vs baseline 1.0000 (-0.3691, "
+                                                     "allowed -0.01)")
     same = write(tmp_path, main.read_text().replace(" main", " same").splitlines(), "same.txt")
     fine = cli_run("eval", "compare", "--qrels", qrels, "--baseline", main, same, "--max-drop", "nDCG@10=0.01")
     assert fine.exit_code == 0

@@ -12,7 +12,8 @@ TREC_EVAL_CASES = [
     ("out.test.aq", "qrels.test", "results.test", ["-m", "all_trec", "-q"]),
     ("out.test.aqc", "qrels.test", "results.trunc", ["-m", "all_trec", "-q", "--missing-topics", "zero"]),
     ("out.test.aqcM", "qrels.test", "results.trunc", ["-m", "all_trec", "-q", "-M", "100"]),
-    ("out.test.aql", "qrels.rel_level", "results.test", ["-m", "all_trec", "-m", "relstring.20", "-q", "-l", "2"]),
+    ("out.test.aql", "qrels.rel_level", "results.test", ["-m", "all_trec", "-m", "relstring.20", "-q", "-l", "2",
+                                                    "--missing-topics", "skip"]),  # made without -c
     ("out.test.meas_params", "qrels.test", "results.test",
      ["-q", "-m", "iprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
       "-m", "Rprec_mult.5.0,0.2,0.35", "-m", "utility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75",

@@ -239,8 +239,8 @@ def test_reply_unreadable_every_time_fails_with_raw_reply_logged_and_not_cached(
     rows = calls(db)
     assert [r["ok"] for r in rows] == [0, 0, 0]
     assert all(r["raw"] == "I think it is relevant." and r["purpose"] == "judge" for r in rows)
-    assert cached_rows(db) == 0
-    llm_server.script(ok(GRADE))  # a rerun asks again: the garbled reply did not poison the cache
+    assert cached_rows(db) == 3  # paid for, so kept: a rerun replays them instead of paying again
+    llm_server.script(ok(GRADE))  # ... and then asks again: the garbled replies did not poison the cache
     assert ask(LLM(config(llm_server), cache=db)).ok
     assert len(llm_server.requests) == 4
 
@@ -248,10 +248,11 @@ def test_reply_unreadable_every_time_fails_with_raw_reply_logged_and_not_cached(
 def test_truncated_json_is_reasked_and_reported_as_cut_off(llm_server, tmp_path):
     db = tmp_path / "c.sqlite"
     llm_server.script(then=truncated())
-    outcome = ask(LLM(config(llm_server), cache=db), reask=1)
+    outcome = ask(LLM(config(llm_server), cache=db), reask=1, max_tokens=40)
     assert not outcome.ok and "cut off" in outcome.error
     assert outcome.completion.finish_reason == "length"
-    assert len(llm_server.requests) == 2 and cached_rows(db) == 0
+    assert len(llm_server.requests) == 2 and cached_rows(db) == 2
+    assert llm_server.requests[1]["max_tokens"] == 2 * llm_server.requests[0]["max_tokens"]
     llm_server.reset()
     llm_server.script(truncated(), ok(GRADE))
     assert ask(LLM(config(llm_server), cache=db), reask=1).ok

@@ -78,3 +78,15 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err and "Aborted!" not in err
     assert not (tmp_path / "pool.tsv").exists()
+
+
+@pytest.mark.parametrize("command", [
+    ["eval", "compare", "--qrels", str(SAMPLE / "qrels.txt"), "--baseline", str(SAMPLE / "runs" / "bm25.txt"),
+     str(SAMPLE / "runs" / "tfidf.txt"), "-m", "AP"],
+    ["eval", "evidence", "--nuggets", str(SAMPLE / "nuggets.jsonl"), "--contexts", str(SAMPLE / "contexts.jsonl"),
+     "--funnel"],
+])
+def test_scoring_commands_refuse_an_unwritable_output_with_exit_2(tmp_path, cli_run, command):
+    r = cli_run(*command, "-o", str(tmp_path / "missing" / "out.txt"))
+    assert r.exit_code == 2, r.output
+    assert "cannot write the file" in r.output and "Traceback" not in r.output

@@ -379,3 +379,13 @@ def test_a_progress_bar_counts_the_steps_unless_quiet(tmp_path, cli_run):
     build_report(bench, ReportOptions(iterations=200), progress=bar)
     assert bar.total == bar.done == 6 + 2 * 5 + 0
     assert "scoring runs" in bar.labels
+
+
+def test_a_run_the_qrels_judge_little_of_is_marked(tmp_path, cli_run):
+    bench = sample_bench(tmp_path, runs_folder=False, extras=False)
+    new = tmp_path / "new.txt"
+    new.write_text("".join(f"T{t:02d} Q0 UNSEEN-{i} {i} {20 - i} newrun\n" for t in range(1, 13) for i in range(1, 11)))
+    out = tmp_path / "r.html"
+    result = cli_run("report", "-w", bench, new, "-o", out, "--quiet")
+    assert result.exit_code == 0, result.output
+    assert "unjudged documents: newrun: mean Judged@10 0.000 &lt; 0.9" in section(out.read_text(), "retrieval")

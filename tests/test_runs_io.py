@@ -196,9 +196,16 @@ def test_every_problem_in_a_file_is_listed_in_line_order(tmp_path):
     ]
 
 
-def test_hash_is_not_a_comment_in_runs(tmp_path):
-    path = write(tmp_path, "# Q0 d1 1 2.5 sys\n#q Q0 #d 1 2.5 sys\n")
-    assert read_run(path)["query_id"].tolist() == ["#", "#q"]
+def test_hash_lines_are_comments_in_runs_as_trec_eval_10_reads_them(tmp_path):
+    path = write(tmp_path, "# run: bm25 k1=0.9\n  #q Q0 #d 1 2.5 sys\nq Q0 #d 1 2.5 sys\nq Q0 d#1 2 1.5 sys\n")
+    run = read_run(path)
+    assert run["query_id"].tolist() == ["q", "q"]
+    assert run["doc_id"].tolist() == ["#d", "d#1"]
+
+
+def test_a_topic_starting_with_hash_is_not_written(tmp_path):
+    with pytest.raises(ValueError, match="must not start with '#'"):
+        write_run(pd.DataFrame({"query_id": ["#1"], "doc_id": ["d"], "score": [1.0]}), tmp_path / "r.txt")
 
 
 # --- writing ------------------------------------------------------------------------------------

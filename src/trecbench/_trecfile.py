@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import os
 import re
+import sys
+import zlib
 from typing import Iterator, Union
 
 import numpy as np
@@ -25,14 +28,40 @@ _ASCII_WHITESPACE = re.compile(r"[ \t\n\r\x0b\x0c]")  # what bytes.split() and t
 _PRECISE = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
 
 
+_GZIP = b"\x1f\x8b"
+# magic numbers of compressed and binary formats that are never text
+_BINARY = {b"PK\x03\x04": "a zip archive", b"BZh": "bzip2-compressed", b"\xfd7zXZ\x00": "xz-compressed",
+           b"\x28\xb5\x2f\xfd": "zstd-compressed", b"PAR1": "a Parquet file", b"\x93NUMPY": "a NumPy array"}
+STDIN = "-"
+
+
 def read_bytes(path: PathLike) -> bytes:
-    """The file's bytes without a leading UTF-8 byte order mark; InputError `cannot read` if it cannot be opened."""
+    """The file's bytes without a leading UTF-8 byte order mark; gzip is decompressed, `-` is standard input.
+
+    InputError `cannot read` if it cannot be opened, one `binary file` problem if it is not text.
+    """
+    name = str(path)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise InputError(str(path), 0, f"cannot read: {e.strerror or e}") from None
+        if name == STDIN:
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+        if data.startswith(_GZIP):
+            data = gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as e:
+        raise InputError(name, 0, f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+    for magic, what in _BINARY.items():
+        if data.startswith(magic):
+            raise InputError(name, 0, f"binary file ({what}), not text")
+    if b"\x00" in data[:65536]:
+        raise InputError(name, 0, "binary file (NUL bytes), not text")
     return data[len(_BOM):] if data.startswith(_BOM) else data
+
+
+def has_comment_lines(data: bytes) -> bool:
+    """Whether some line's first non-blank character is `#` (a comment in qrels and runs)."""
+    return _COMMENT_LINE.search(data) is not None
 
 
 def fast_table(
@@ -53,11 +82,13 @@ def fast_table(
         data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if comments and b"#" in data and _COMMENT_LINE.search(data):
+    if comments and b"#" in data and has_comment_lines(data):
         data = _COMMENT_LINE.sub(b"", data)  # a comment becomes a blank line, which pandas skips
     dtype = {c: ("float64" if c in floats else object) for c in usecols} if floats and usecols else object
     table = _read_csv(data, usecols, dtype)
-    for c in floats if table is not None else ():
+    if table is None:
+        return None
+    for c in floats:
         # Where pandas cannot parse a float column it infers a type and casts: "True"/"False" -> 1.0/0.0.
         # Only then can a 0 or 1 appear from a non-number, so such files get their text checked.
         if np.isin(table[c].to_numpy(), (0.0, 1.0)).any() and _mentions_booleans(data):
@@ -151,13 +182,23 @@ def _utf8_message(raw: bytes) -> str:
     return "invalid UTF-8"
 
 
+def ids_are_clean(values: object) -> bool:
+    """Whether every value is a non-empty str without ASCII whitespace (one field of a TREC line)."""
+    ids = pd.Series(values).to_numpy(dtype=object)
+    if not all(isinstance(i, str) for i in ids):
+        return False
+    return not (ids == "").any() and not _ASCII_WHITESPACE.search("".join(ids))
+
+
 def check_ids(values: object, column: str) -> None:
     """ValueError unless every value is a non-empty str without ASCII whitespace (so it reads back as one field)."""
     ids = pd.Series(values).to_numpy(dtype=object)
     if not all(isinstance(i, str) for i in ids):
         raise ValueError(f"{column} values must be str")
-    if (ids == "").any() or _ASCII_WHITESPACE.search("".join(ids)):
+    if not ids_are_clean(ids):
         raise ValueError(f"{column} values must be non-empty and contain no whitespace")
+    if column == "query_id" and any(i.startswith("#") for i in ids):
+        raise ValueError("query_id values must not start with '#' (the line would read back as a comment)")
 
 
 def object_column(values: list[str]) -> pd.Series:

@@ -11,7 +11,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Iterator, Union
+from typing import IO, Any, Iterator, Union
 
 from trecbench.errors import InputError
 
@@ -24,7 +24,7 @@ def _cannot(path: PathLike, error: OSError) -> InputError:
 
 
 @contextlib.contextmanager
-def open_output(path: PathLike | None, *, binary: bool = False, append: bool = False) -> Iterator[IO]:
+def open_output(path: PathLike | None, *, binary: bool = False, append: bool = False) -> Iterator[Any]:
     """A stream to write `path` through; `None` or "-" is standard output.
 
     The data goes to a temporary file in the same folder, renamed over `path` when the block ends without
@@ -32,9 +32,9 @@ def open_output(path: PathLike | None, *, binary: bool = False, append: bool = F
     the old content survives a failure too.
     """
     if path is None or str(path) == "-":
-        stream = sys.stdout.buffer if binary else sys.stdout
-        yield stream
-        stream.flush()
+        out: IO[Any] = sys.stdout.buffer if binary else sys.stdout
+        yield out
+        out.flush()
         return
     target = Path(path)
     if target.is_dir():
@@ -45,13 +45,15 @@ def open_output(path: PathLike | None, *, binary: bool = False, append: bool = F
     except OSError as e:
         raise _cannot(path, e) from None
     try:
+        stream: IO[Any]
         if binary:
             stream = os.fdopen(fd, "wb")
         else:
             stream = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
         with stream:
             if append and target.exists():
-                stream.write(target.read_bytes() if binary else target.read_text(encoding="utf-8"))
+                old: Any = target.read_bytes() if binary else target.read_text(encoding="utf-8")
+                stream.write(old)
             yield stream
         _keep_mode(target, tmp)
         os.replace(tmp, target)

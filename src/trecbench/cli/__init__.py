@@ -47,15 +47,23 @@ class LazyGroup(click.Group):
         return getattr(importlib.import_module(f"trecbench.cli.{module}"), attr)
 
     def invoke(self, ctx: click.Context):
-        # Bad input is printed as `path:line: message` with exit status 2, never a traceback.
+        # Bad input is printed as `path:line: message` with exit status 2, never a traceback; so is a model
+        # server's refusal that every call would meet (bad key, no such model, no credit left).
         import sqlite3
 
         from trecbench.errors import InputError
+        from trecbench.llm.errors import LLMError, ModelCallError
 
         try:
             return super().invoke(ctx)
         except InputError as e:
             click.echo(str(e), err=True)
+            ctx.exit(2)
+        except ModelCallError as e:
+            click.echo(f"stopped: {e}; nothing was recorded for the request it refused", err=True)
+            ctx.exit(2)
+        except LLMError as e:  # a model setting that no call can work with
+            click.echo(f"trecbench: {e}", err=True)
             ctx.exit(2)
         except sqlite3.DatabaseError as e:  # damage found after the store's checks, a locked or read-only file
             click.echo(f"trecbench: the workspace database failed ({e}); a change it was making, if any, was rolled back",

@@ -31,11 +31,15 @@ import click
               help="Fail (exit 1) when a run's mean is below the baseline's by more than DROP and the "
                    "difference is significant. Repeatable.")
 @click.option("-q", "--per-topic", is_flag=True, help="Also list the topics that got better and worse.")
+@click.option("--judged-k", type=click.IntRange(min=1), default=10, show_default=True,
+              help="With --qrels: depth of the Judged@k check of each run.")
+@click.option("--judged-threshold", type=click.FloatRange(0, 1), default=0.9, show_default=True,
+              help="With --qrels: warn when a run's mean Judged@k is below this (0 turns the check off).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
 def compare(baseline, runs, qrels_path, score_paths, measures, test, alpha, iterations, seed, max_drops, per_topic,
-            fmt, output) -> None:
+            judged_k, judged_threshold, fmt, output) -> None:
     """Compare RUNS with --baseline topic by topic: paired t-test, paired randomisation test, Holm
     correction across all comparisons, bootstrap 95% interval of the mean difference, and the
     topics that got better or worse.
@@ -56,7 +60,8 @@ def compare(baseline, runs, qrels_path, score_paths, measures, test, alpha, iter
     if bool(qrels_path) == bool(score_paths):
         raise click.UsageError("give --qrels (and run files) or --scores (per-topic score files)")
     if qrels_path:
-        scores, base_name, names = _retrieval_scores(qrels_path, baseline, runs, measures or ["nDCG@10"])
+        scores, base_name, names = _retrieval_scores(qrels_path, baseline, runs, measures or ["nDCG@10"],
+                                                     judged_k, judged_threshold)
         measures = list(scores.columns)
     else:
         scores = _read_scores(score_paths)
@@ -74,12 +79,10 @@ def compare(baseline, runs, qrels_path, score_paths, measures, test, alpha, iter
         raise click.UsageError(f"--max-drop names measures not compared: {', '.join(unknown_drops)}")
     results = compare_runs(scores, base_name, runs=names, measures=measures or None, iterations=iterations,
                            seed=seed, alpha=alpha, test=test, max_drop=drops)
-    stream = open(output, "w", encoding="utf-8") if output else sys.stdout
-    try:
+    from trecbench.outputs import open_output
+
+    with open_output(output) as stream:
         _write(results, comparisons_frame(results), stream, fmt, per_topic, base_name)
-    finally:
-        if output:
-            stream.close()
     failed = [c for c in results if c.regression]
     for c in failed:
         p = c.p_randomisation_holm if test == "randomisation" else c.p_t_holm
@@ -103,14 +106,21 @@ def _parse_drops(values: tuple[str, ...]) -> dict[str, float]:
     return drops
 
 
-def _retrieval_scores(qrels_path, baseline, runs, measures):
+def _retrieval_scores(qrels_path, baseline, runs, measures, judged_k, judged_threshold):
     from trecbench.evaluation.names import MeasureError
-    from trecbench.evaluation.retrieval import evaluate
+    from trecbench.evaluation.retrieval import low_judged, score_runs, to_frame
 
+    notes: list[str] = []
     try:
-        frame = evaluate(qrels_path, [baseline, *runs], measures, per_topic=True)
+        results = score_runs(qrels_path, [baseline, *runs], measures, notes=notes,
+                             judged_k=judged_k if judged_threshold > 0 else None)
     except MeasureError as e:
         raise click.BadParameter(str(e), param_hint="'-m'") from None
+    for note in notes:
+        click.echo(f"warning: {note}", err=True)
+    for warning in low_judged(results, judged_threshold):
+        click.echo(f"warning: {warning}", err=True)
+    frame = to_frame(results, per_topic=True)
     frame = frame.apply(lambda col: col.astype(float))
     names = list(dict.fromkeys(frame.index.get_level_values("run")))
     if len(names) < 2:

@@ -1,7 +1,6 @@
 """`trecbench eval evidence`: EvidenceRecall@k, CompleteEvidence@k and the funnel of staged contexts."""
 from __future__ import annotations
 
-import sys
 
 import click
 
@@ -86,12 +85,10 @@ def evidence(evidence_path, nuggets_path, workspace, contexts_paths, k, stages, 
                                duplicates=groups)
     ts.emit(scores.frame, output, fmt, topics=per_topic, notes=scores.notes())
     if funnel and fmt == "table":
-        stream = open(output, "a", encoding="utf-8") if output else sys.stdout
-        try:
+        from trecbench.outputs import open_output
+
+        with open_output(output, append=True) as stream:
             _print_funnel(scores, stream, per_item=per_topic)
-        finally:
-            if output:
-                stream.close()
     _report(scores, missing_topics)
 
 

@@ -34,7 +34,8 @@ def eval_group() -> None:
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="ir-measures name (nDCG@10, R@100, AP, P(rel=2)@10, Judged@10) or trec_eval name "
-                   "(ndcg_cut.10, map, official, all_trec). Repeatable. Default: AP nDCG@10 R@100 P@10 RR "
+                   "(ndcg_cut.10 or as trec_eval prints it, ndcg_cut_10; map, official, all_trec). Repeatable; "
+                   "a trec_eval measure given twice keeps its first parameters. Default: AP nDCG@10 R@100 P@10 RR "
                    "(official with --format trec_eval).")
 @click.option("-l", "--rel-level", default=1, show_default=True, type=int,
               help="Lowest grade counted as relevant (trec_eval -l).")
@@ -47,6 +48,12 @@ def eval_group() -> None:
 @click.option("--trec-eval-version", type=click.Choice(["9", "10"]), default="9", show_default=True,
               help="9: numbers of trec_eval 9.0.8 / pytrec_eval / ir-measures (float scores); "
                    "10: trec_eval 10.0 (double scores, lround recall cut-offs, rbp/unj measures).")
+@click.option("-J", "--judged-only", is_flag=True,
+              help="Drop the documents the qrels do not grade before scoring: condensed lists (trec_eval -J).")
+@click.option("--judged-k", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Depth of the Judged@k check (warn about runs the qrels judge little of).")
+@click.option("--judged-threshold", type=click.FloatRange(0, 1), default=0.9, show_default=True,
+              help="Warn when a run's mean Judged@k is below this (0 turns the check off).")
 @click.option("--format", "fmt", type=click.Choice(["table", "trec_eval", "csv", "json"]), default="table",
               show_default=True, help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
@@ -54,12 +61,14 @@ def eval_group() -> None:
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--against", type=click.Path(dir_okay=False), default=None,
               help="A saved trec_eval -q output: list every (measure, topic) whose value differs; exit 1 if any.")
-def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_topics, trec_eval_version, fmt,
-              output, quiet, against) -> None:
+def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_topics, trec_eval_version,
+              judged_only, judged_k, judged_threshold, fmt, output, quiet, against) -> None:
     """Score RUN files against --qrels with trec_eval's numbers.
 
     Several runs give one table, a row per run. --format trec_eval prints, for each run, exactly
-    what `trec_eval -c [-q] -m ...` prints (the chosen version).
+    what `trec_eval -c [-q] -m ...` prints (the chosen version). Files may be gzipped; `-` reads
+    standard input (the qrels or one run). A run whose mean Judged@10 is below 0.9 is warned about,
+    with its worst topics: its scores count unjudged documents as non-relevant.
 
     \b
     Example:
@@ -69,7 +78,7 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
     """
     from trecbench.evaluation import output as out
     from trecbench.evaluation.names import MeasureError
-    from trecbench.evaluation.retrieval import DEFAULT_MEASURES, score_runs
+    from trecbench.evaluation.retrieval import DEFAULT_MEASURES, low_judged, score_runs
     from trecbench.outputs import check_writable, open_output
 
     check_writable(output)
@@ -79,6 +88,9 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
         measures = ("official",) if fmt == "trec_eval" or against else DEFAULT_MEASURES
     if against and len(runs) != 1:
         raise click.UsageError("--against compares one run; give exactly one RUN")
+    if [qrels_path, *runs].count("-") > 1:
+        raise click.UsageError("standard input (-) can be read once: give it for the qrels or for one run")
+    notes: list[str] = []
     bar = None
     if not quiet and len(runs) > 1:
         from tqdm import tqdm
@@ -86,13 +98,18 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
         bar = tqdm(total=len(runs), unit="run", file=sys.stderr, delay=1.0, desc="scoring")
     try:
         results = score_runs(qrels_path, list(runs), measures, rel_level=rel_level, depth=depth,
-                             missing_topics=missing_topics, trec_eval_version=version,
-                             on_run_done=(lambda: bar.update(1)) if bar is not None else None)
+                             missing_topics=missing_topics, trec_eval_version=version, judged_only=judged_only,
+                             on_run_done=(lambda: bar.update(1)) if bar is not None else None, notes=notes,
+                             judged_k=judged_k if judged_threshold > 0 else None)
     except MeasureError as e:
         raise click.BadParameter(str(e), param_hint="'-m'") from None
     finally:
         if bar is not None:
             bar.close()
+    for note in notes:
+        click.echo(f"warning: {note}", err=True)
+    for warning in low_judged(results, judged_threshold):
+        click.echo(f"warning: {warning}", err=True)
     if against:
         _against(results[0], against, version)
         return
@@ -122,12 +139,21 @@ def _some(items: list[str], limit: int = 10) -> str:
 
 
 def _against(res, path: str, version: int) -> None:
+    from trecbench.errors import InputError
     from trecbench.evaluation.against import compare_with, read_trec_eval_output
 
     theirs = read_trec_eval_output(path)
-    diffs, same = compare_with(res, theirs, version=version)
-    for d in diffs:
+    comparison = compare_with(res, theirs, version=version)
+    for d in comparison.differences:
         click.echo(str(d))
-    click.echo(f"{same} values identical, {len(diffs)} different (trec_eval {version} semantics, {path})", err=True)
-    if diffs:
+    if comparison.not_computed:
+        click.echo(f"not compared, not computed here: {' '.join(comparison.not_computed)} (add them with -m)",
+                   err=True)
+    if not comparison.compared:
+        raise InputError(path, 0, "nothing compared: no (measure, topic) of this file was computed "
+                                  f"(its measures: {' '.join(comparison.measures_theirs)})")
+    scope = "" if comparison.per_topic else "; the file has only the `all` rows (no -q), so only those"
+    click.echo(f"{comparison.same} values identical, {len(comparison.differences)} different "
+               f"(trec_eval {version} semantics, {path}{scope})", err=True)
+    if comparison.differences:
         sys.exit(1)

@@ -48,20 +48,36 @@ def read_trec_eval_output(path: str) -> dict[tuple[str, str], str]:
     return values
 
 
-def compare_with(res: RunScores, theirs: dict[tuple[str, str], str], *, version: int) -> tuple[list[Difference], int]:
-    """Differences on every (measure, topic) both sides have; also what only one side has.
+@dataclass(frozen=True)
+class Comparison:
+    """Our values beside a saved trec_eval output, over what that file holds."""
 
-    Returns (differences, number of values compared and equal).
+    differences: list[Difference]
+    same: int  # values compared and equal
+    not_computed: list[str]  # measures of their file that we did not compute (not compared)
+    measures_theirs: list[str]
+    per_topic: bool  # their file has per-topic rows (trec_eval -q); else only `all` rows are compared
+
+    @property
+    def compared(self) -> int:
+        return self.same + sum(d.ours is not None and d.theirs is not None for d in self.differences)
+
+
+def compare_with(res: RunScores, theirs: dict[tuple[str, str], str], *, version: int) -> Comparison:
+    """Differences on every (measure, topic) both sides have, and what only one side has.
+
+    A file without per-topic rows (trec_eval without -q) is compared on its `all` rows only.
     """
     ours: dict[tuple[str, str], str] = {}
     for line in trec_eval_lines(res, per_topic=True, version=10):
         m, q, v = line.split("\t")
         ours[(m.strip(), q)] = v
+    per_topic = any(q != "all" for _, q in theirs)
     diffs, same = [], 0
-    measures_theirs = {m for m, _ in theirs}
+    measures_theirs = list(dict.fromkeys(m for m, _ in theirs))
     for key, v in ours.items():
-        if key[0] not in measures_theirs:
-            continue  # a measure their file does not report: nothing to compare
+        if key[0] not in measures_theirs or (key[1] != "all" and not per_topic):
+            continue  # a measure or a row their file does not report: nothing to compare
         t = theirs.get(key)
         if t is None:
             if key[1] in res.missing and version < 10:
@@ -75,4 +91,5 @@ def compare_with(res: RunScores, theirs: dict[tuple[str, str], str], *, version:
     for key, t in theirs.items():
         if key[0] in measures_ours and key not in ours:
             diffs.append(Difference(key[0], key[1], None, t))
-    return diffs, same
+    not_computed = [m for m in measures_theirs if m not in measures_ours]
+    return Comparison(diffs, same, not_computed, measures_theirs, per_topic)

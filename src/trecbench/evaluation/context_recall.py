@@ -37,6 +37,7 @@ from trecbench.evaluation.contexts import Context, StagedContexts, read_contexts
 from trecbench.evaluation.duplicates import NONE, DuplicateGroups
 from trecbench.evaluation.references import Reference, read_references, references_from_qrels  # noqa: F401
 from trecbench.evaluation.topic_scores import scores_frame
+from trecbench.llm.prompts import CLAIMS
 
 PathLike = Union[str, Path]
 MODES = ("id", "string", "llm")
@@ -241,12 +242,7 @@ class ClaimsVerdict(NamedTuple):
 
 RECALL_PURPOSE = "context-recall"
 
-RECALL_SYSTEM = """You check whether retrieved passages contain the information of a reference answer. \
-First split the reference answer into its claims: short, self-contained statements of one fact each, \
-covering everything it says. Then, for each claim, decide whether the numbered passages support it: \
-"attributed" is true only when the passages state the claim (or something that plainly entails it); \
-list the numbers of the passages that do, and give a one-sentence reason. Use only the passages, not \
-outside knowledge."""
+RECALL_SYSTEM = CLAIMS.instructions
 
 RECALL_USER = """Question: {question}
 
@@ -256,18 +252,22 @@ Reference answer:
 Passages:
 {passages}
 
-Reply with only a JSON object of the form
-{{"claims": [{{"claim": "...", "attributed": true, "passages": [1, 3], "reason": "..."}}, ...]}}
-where "passages" lists passage numbers from 1 to {n} (empty when "attributed" is false)."""
+"""
+
+
+def claims_bound(reference: str) -> int:
+    """`max_tokens` for the claims of a reference answer: about one claim per ten of its words."""
+    return CLAIMS.max_tokens(len(reference.split()) // 10 + 2)
 
 
 def _claims_parser(ids: list[str]):
-    from trecbench.llm import ParseError, json_object
+    from trecbench.llm import ParseError
+    from trecbench.llm.parse import final_answer
 
-    read = json_object("claims")
-
-    def parse(text: str) -> tuple[Claim, ...]:
-        items = read(text)["claims"]
+    def read(value: Any) -> tuple[Claim, ...]:
+        if not isinstance(value, dict) or "claims" not in value:
+            raise ParseError('expected a JSON object with a "claims" list')
+        items = value["claims"]
         if not isinstance(items, list):
             raise ParseError('"claims" must be a list')
         out = []
@@ -287,7 +287,7 @@ def _claims_parser(ids: list[str]):
                              str(item.get("reason", "")).strip()))
         return tuple(out)
 
-    return parse
+    return lambda text: final_answer(text, read)
 
 
 class LLMRecallJudge:
@@ -302,16 +302,16 @@ class LLMRecallJudge:
 
     def messages(self, question: str | None, reference: str, contexts: list[tuple[str, str]]) -> list[dict]:
         passages = "\n\n".join(f"[{i}] {text}" for i, (_, text) in enumerate(contexts, start=1)) or "(none)"
+        user = RECALL_USER.format(question=question or "(not given)", reference=reference, passages=passages)
         return [{"role": "system", "content": RECALL_SYSTEM},
-                {"role": "user", "content": RECALL_USER.format(question=question or "(not given)",
-                                                               reference=reference, passages=passages,
-                                                               n=len(contexts))}]
+                {"role": "user", "content": user + CLAIMS.reply_format.format(n=len(contexts))}]
 
     def recall_many(self, jobs: list[tuple[str, str, list[tuple[str, str]]]]) -> list[ClaimsVerdict]:
         """One verdict per (question, reference answer, [(context id, text)]) job, in order."""
         from trecbench.evaluation.assign.llm import run_all
 
         calls = [self.client.ask(self.messages(question, ref, ctx), parse=_claims_parser([i for i, _ in ctx]),
+                                 schema=CLAIMS.response_schema(), max_tokens=claims_bound(ref),
                                  purpose=RECALL_PURPOSE) for question, ref, ctx in jobs]
         outcomes = run_all(calls, self.client) if calls else []
         return [ClaimsVerdict(True, o.value) if o.ok else ClaimsVerdict(False, (), o.error or "failed")

@@ -9,7 +9,7 @@ import pandas as pd
 
 from .measures import REGISTRY, TABLE_ORDER, Derived, Family
 from .measures.base import DOUBLE, GEOMETRIC, LONG, MEAN, MIN_GEO_MEAN, NONE, NUM_Q, RUNID, STRING, SUM
-from .rankings import QrelsTable, form_rankings, qrels_table
+from .rankings import NONPOOL, PAD, QrelsTable, Rankings, form_rankings, qrels_table
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class RunScores:
     missing: list[str]  # topics of the qrels absent from the run (scored 0 under -c)
     scores: list[Score] = field(default_factory=list)
     unjudged: list[str] = field(default_factory=list)  # topics of the run the qrels do not judge (not scored)
+    judged: Score | None = None  # Judged@k kept aside for the coverage check (`retrieval.low_judged`)
 
     def by_name(self) -> dict[str, Score]:
         return {s.name: s for s in self.scores}
@@ -75,6 +76,7 @@ def score_run(
     missing_topics: str = "zero",
     runid: str | None = None,
     tables: dict[int, QrelsTable] | None = None,
+    judged_only: bool = False,
 ) -> RunScores:
     """Compute every requested measure for one run; see `trecbench.evaluate` for the options."""
     tables = tables if tables is not None else {}
@@ -95,7 +97,7 @@ def score_run(
                 tables[level] = qrels_table(qrels, level)
         rk = form_rankings(run, tables[level], depth=depth, float32_scores=(version < 10),
                            keep_docids=any(r.extra for r in ordered))
-        d = Derived(rk)
+        d = Derived(condensed(rk) if judged_only else rk)
         d.__dict__["version"] = version
         derived[level] = d
         base_table = base_table or tables[level]
@@ -103,6 +105,9 @@ def score_run(
     evaluated = list(first.r.qids)
     all_qids = list(first.r.qrels.qids)
     missing = [q for q in all_qids if q not in set(evaluated)]
+    # trec_eval 10 scores a missing topic under -c on a stand-in ranking (9 leaves its values at 0)
+    empty = {level: _empty_derived(tables[level], missing, version, judged_only) for level in levels} \
+        if version >= 10 and missing and missing_topics == "zero" else {}
     if missing_topics == "zero":
         topics = all_qids
     else:
@@ -114,6 +119,8 @@ def score_run(
     result.unjudged = sorted(set(run_qids) - set(all_qids))
     position = np.searchsorted(np.asarray(topics, dtype=object).astype(str), np.asarray(evaluated, dtype=str)) \
         if evaluated else np.zeros(0, dtype=np.int64)
+    missing_position = np.searchsorted(np.asarray(topics, dtype=object).astype(str), np.asarray(missing, dtype=str)) \
+        if empty else np.zeros(0, dtype=np.int64)
     from .extras import extra_outputs  # measures outside trec_eval
 
     for req in ordered:
@@ -131,23 +138,66 @@ def score_run(
                                            asked[id(req)]))
                 continue
             if family.summary == NUM_Q:
-                result.scores.append(Score("num_q", LONG, None, n, False, True, "num_q", req.label or "num_q",
-                                           asked[id(req)]))
+                # ir-measures' NumQ is 1 for each topic; trec_eval's num_q has no per-topic value
+                ones = np.ones(n, dtype=np.int64) if req.label else None
+                result.scores.append(Score("num_q", LONG, ones, n, bool(req.label), True, "num_q",
+                                           req.label or "num_q", asked[id(req)]))
                 continue
             outputs = family.outputs(d, req.raw)
-        for out in outputs:
+        on_empty = (extra_outputs(empty[level], req) if req.extra else family.outputs(empty[level], req.raw)) \
+            if empty else []
+        for i_out, out in enumerate(outputs):
             full = _expand(out.values, position, n, out.kind)
+            if on_empty:
+                full[missing_position] = _cleaned(out.name, on_empty[i_out].values, out.kind)
+            summary = None if family.summary == NONE else _summarise(family, full, out.kind, n)
             if out.name == "num_rel" and missing_topics == "zero":
                 table = tables[level]
                 rows = np.searchsorted(table.qids, np.asarray(topics, dtype=str))
                 full = table.num_rel[rows].astype(np.int64)
+                # trec_eval -c sums every judgment with a grade > 0 for `all`, whatever -l says
+                summary = int(table.rel_levels[:, 1:].sum()) if req.label is None else int(full.sum())
             label = out.name
             if req.label:
                 label = req.label if len(outputs) == 1 else f"{req.label}:{out.name}"
-            summary = None if family.summary == NONE else _summarise(family, full, out.kind, n)
             result.scores.append(Score(out.name, out.kind, full, summary, family.per_topic,
                                        family.summary != NONE, req.family, label, asked[id(req)]))
     return result
+
+
+def condensed(r: Rankings) -> Rankings:
+    """The rankings without the documents the qrels do not grade (>= 0), in the same order (trec_eval -J)."""
+    keep = r.rel >= 0
+    counts = keep.sum(axis=1).astype(np.int64)
+    width = int(counts.max()) if len(counts) else 0
+    rel = np.full((len(counts), width), PAD, dtype=np.int64)
+    pos = np.cumsum(keep, axis=1) - 1
+    rows, cols = np.nonzero(keep)
+    rel[rows, pos[rows, cols]] = r.rel[rows, cols]
+    docs = r.docids
+    if docs.size:
+        docs = np.full((len(counts), width), "", dtype=object)
+        docs[rows, pos[rows, cols]] = r.docids[rows, cols]
+    return Rankings(r.qids, rel, counts, docs, r.qrels, r.qrels_row, r.rel_level)
+
+
+def _empty_derived(table: QrelsTable, missing: list[str], version: int, judged_only: bool) -> Derived:
+    """What trec_eval 10 scores a missing topic on under -c: one document the qrels do not know."""
+    rows = np.asarray(table.qid_index.get_indexer(pd.Index(missing)), dtype=np.int64)
+    m = len(missing)
+    r = Rankings(table.qids[rows], np.full((m, 1), NONPOOL, dtype=np.int64), np.ones(m, dtype=np.int64),
+                 np.full((m, 1), "", dtype=object), table, rows, table.rel_level)
+    d = Derived(condensed(r) if judged_only else r)
+    d.__dict__["version"] = version
+    return d
+
+
+def _cleaned(name: str, values: np.ndarray, kind: str) -> np.ndarray:
+    """trec_eval 10 then resets the values named exactly num_ret, utility, relstring, rbp_resid, and unj*
+    (parameterised names such as utility_2,-1,0,0 keep the value of that one-document ranking)."""
+    if name in ("num_ret", "utility", "relstring", "rbp_resid") or name.startswith("unj"):
+        return np.full(len(values), "", dtype=object) if kind == STRING else np.zeros_like(values)
+    return values
 
 
 def _expand(values: np.ndarray, position: np.ndarray, n: int, kind: str) -> np.ndarray:

@@ -37,5 +37,5 @@ def extra_outputs(d: Derived, req) -> list[Output]:
     if name == "Judged":
         return [Output(req.label or req.extra, judged_at(d, k))]
     if name == "RR":
-        return [Output(req.label or req.extra, rr_at(d, k))]
+        return [Output(req.label or req.extra, rr_at(d, k if k is not None else d.r.depth))]
     raise ValueError(f"unknown measure {req.extra}")

@@ -7,42 +7,66 @@ from __future__ import annotations
 
 from .engine import Request
 from .measures import REGISTRY, SETS
+from .measures.base import no_params
 
 # ir-measures measure -> (trec_eval family, how its parameter is written)
 _IRM = {
     "AP": "map", "nDCG": "ndcg", "R": "recall", "P": "P", "RR": "recip_rank", "Rprec": "Rprec",
     "Bpref": "bpref", "infAP": "infAP", "Success": "success", "IPrec": "iprec_at_recall",
     "NumRet": "num_ret", "NumRel": "num_rel", "NumQ": "num_q", "SetP": "set_P", "SetR": "set_recall",
-    "SetF": "set_F", "SetRelP": "set_relative_P", "SetAP": "set_map", "Judged": None,
+    "SetF": "set_F", "SetAP": "set_map",
 }
-_SUPPORTED = ", ".join(sorted(k for k in _IRM)) + ", NumRelRet"
+_SUPPORTED = ", ".join(sorted([*_IRM, "Judged", "NumRelRet", "SetRelP"]))
 
 
 class MeasureError(ValueError):
     """A measure name that cannot be computed, with the reason."""
 
 
-def parse_measures(names: list[str], version: int = 9) -> list[Request]:
-    """Turn user measure names into engine requests (sets such as `all_trec` expand)."""
+def parse_measures(names: list[str], version: int = 9, notes: list[str] | None = None) -> list[Request]:
+    """Turn user measure names into engine requests (sets such as `all_trec` expand).
+
+    A trec_eval measure asked for twice is computed once, with the parameters of the first `-m` that gave
+    any, as trec_eval does (`-m P.5 -m P.10` is P_5; `-m P.5,10` gives both). Each such ignored
+    parameter list, and parameters of a measure that takes none, add a sentence to `notes`.
+    """
     requests: list[Request] = []
     seen: dict[tuple, int] = {}
+    given: dict[str, str] = {}  # family -> the -m whose parameters it uses
+    notes = notes if notes is not None else []
     for name in names:
-        for req in _parse_one(name.strip(), version):
-            key = (req.family, req.label, req.rel_level, req.extra)
-            if key in seen:  # a later parameter list replaces an earlier one, as in trec_eval
-                requests[seen[key]] = req
+        for req in _parse_one(name.strip(), version, notes):
+            if req.label is None and not req.extra:
+                key: tuple = (req.family,)
+                if req.raw is not None:
+                    if req.family not in given:
+                        given[req.family] = name.strip()
+                    elif requests[seen[key]].raw != req.raw:
+                        notes.append(f"-m {name.strip()} ignored: trec_eval uses the first parameters given for "
+                                     f"{req.family} (-m {given[req.family]}); list them in one -m, e.g. "
+                                     f"{req.family}.{requests[seen[key]].raw},{req.raw}")
+                        continue
+                if key in seen:
+                    if req.raw is not None and requests[seen[key]].raw is None:
+                        requests[seen[key]] = req
+                    continue
             else:
-                seen[key] = len(requests)
-                requests.append(req)
+                key = (req.family, req.label, req.rel_level, req.extra, req.raw)
+                if key in seen:
+                    continue
+            seen[key] = len(requests)
+            requests.append(req)
     return requests
 
 
-def _parse_one(name: str, version: int) -> list[Request]:
+def _parse_one(name: str, version: int, notes: list[str]) -> list[Request]:
     if not name:
         raise MeasureError("empty measure name")
     if name in SETS:
         return [Request(f) for f in SETS[name] if version in REGISTRY[f].versions]
     family, _, raw = name.partition(".")
+    if "@" not in name and "(" not in name and family not in REGISTRY:
+        family, raw = _printed_name(name) or (family, raw)
     if family in REGISTRY and "@" not in name and "(" not in name:
         fam = REGISTRY[family]
         if version not in fam.versions:
@@ -51,8 +75,19 @@ def _parse_one(name: str, version: int) -> list[Request]:
             fam.parse(raw or None)
         except ValueError as e:
             raise MeasureError(f"{name}: {e}") from None
+        if raw and fam.parse is no_params:
+            notes.append(f"-m {name}: {family} takes no parameters; {raw!r} ignored, as trec_eval ignores it")
+            raw = ""
         return [Request(family, raw or None)]
     return [_parse_ir_measures(name)]
+
+
+def _printed_name(name: str) -> tuple[str, str] | None:
+    """A name as trec_eval prints it (`ndcg_cut_10`, `P_5`, `iprec_at_recall_0.10`) -> (family, parameters)."""
+    for i in range(len(name) - 1, 0, -1):
+        if name[i] == "_" and name[:i] in REGISTRY and name[i + 1:]:
+            return name[:i], name[i + 1:]
+    return None
 
 
 def _parse_ir_measures(name: str) -> Request:
@@ -63,10 +98,19 @@ def _parse_ir_measures(name: str) -> Request:
     except Exception as e:  # ir_measures raises several kinds on a bad name
         raise MeasureError(f"{name}: not a measure name ({e}); supported: {_SUPPORTED} "
                            "and trec_eval names such as map, ndcg_cut.10, P.10, official, all_trec") from None
+    supported = getattr(type(m), "SUPPORTED_PARAMS", {})
+    unknown = sorted(set(m.params) - set(supported))
+    if unknown:
+        raise MeasureError(f"{name}: {m.NAME} has no parameter {', '.join(map(repr, unknown))} "
+                           f"(its parameters: {', '.join(sorted(supported)) or 'none'})")
     params = dict(m.params)
     rel = params.pop("rel", None)
     cutoff = params.pop("cutoff", None)
-    label = str(m) if name != str(m) and "gains" in name else name
+    if params.pop("judged_only", False):
+        raise MeasureError(f"{name}: judged_only is a run-wide option here: --judged-only (trec_eval -J)")
+    label = name  # reported under the name as written
+    if m.NAME == "SetP" and not params.get("relative", True):
+        params.pop("relative")
     if m.NAME == "NumRet" and rel is not None:  # NumRelRet is NumRet(rel=1) in ir-measures
         return Request("num_rel_ret", None, rel, label)
     if m.NAME == "Judged":
@@ -101,10 +145,13 @@ def _parse_ir_measures(name: str) -> Request:
         recall = params.pop("recall", None)
         _reject(name, params)
         return Request(family, str(recall), rel, label)
+    if m.NAME == "SetP" and params.pop("relative", False):  # SetRelP is SetP(relative=True)
+        _reject(name, params)
+        return Request("set_relative_P", None, rel, label)
     if m.NAME == "SetF":
         beta = params.pop("beta", 1.0)
         _reject(name, params)
-        return Request(family, None if beta == 1.0 else str(beta), rel, label)
+        return Request(family, None if beta == 1.0 else repr(float(beta)), rel, label)
     _reject(name, params)
     if family in ("P", "recall", "success"):
         if cutoff is None:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import TextIO
+from typing import IO
 
 from .engine import RunScores, Score
 from .measures.base import LONG, STRING
@@ -13,6 +13,8 @@ def trec_eval_value(value, kind: str, summary: bool) -> str:
         return str(int(value))
     if kind == STRING:
         return str(value) if summary else f"'{value}'"
+    if value != value:  # NaN (0/0): C's printf of the NaN that 0.0/0.0 gives
+        return "%6s" % "-nan"
     return "%6.4f" % value
 
 
@@ -24,7 +26,7 @@ def trec_eval_lines(res: RunScores, *, per_topic: bool, version: int) -> list[st
             if version < 10 and qid in res.missing:
                 continue  # trec_eval 9 averages missing topics in but prints no row for them
             for s in res.scores:
-                if s.per_topic and s.values is not None:
+                if s.per_topic and s.values is not None and s.family != "num_q":
                     lines.append("%-22s\t%s\t%s" % (_te_name(s), qid, trec_eval_value(s.values[i], s.kind, False)))
     for s in res.scores:
         if s.in_summary:
@@ -106,10 +108,10 @@ def _json_value(value, kind: str):
         return int(value)
     if kind == STRING:
         return str(value)
-    return float(value)
+    return None if value != value else float(value)  # NaN (0/0) is null: JSON has no NaN
 
 
-def write_csv(results: list[RunScores], stream: TextIO, *, per_topic: bool) -> None:
+def write_csv(results: list[RunScores], stream: IO[str], *, per_topic: bool) -> None:
     import csv
 
     writer = csv.writer(stream, lineterminator="\n")
@@ -119,7 +121,7 @@ def write_csv(results: list[RunScores], stream: TextIO, *, per_topic: bool) -> N
         writer.writerow([r["run"], r["query_id"], r["measure"], repr(v) if isinstance(v, float) else v])
 
 
-def write_json(results: list[RunScores], stream: TextIO, *, per_topic: bool) -> None:
+def write_json(results: list[RunScores], stream: IO[str], *, per_topic: bool) -> None:
     doc = []
     for res in results:
         name = getattr(res, "name", res.runid)

@@ -2,11 +2,16 @@
 from __future__ import annotations
 
 import os
+import warnings
+from dataclasses import dataclass
 from typing import Iterable, Mapping, Union
 
+import numpy as np
 import pandas as pd
 
-from .engine import RunScores, score_run
+from trecbench.errors import InputError, Problem
+
+from .engine import Request, RunScores, score_run
 from .measures.base import LONG, STRING
 from .names import MeasureError, parse_measures
 from .rankings import QrelsTable, qrels_table
@@ -18,7 +23,48 @@ DEFAULT_MEASURES = ("AP", "nDCG@10", "R@100", "P@10", "RR")
 def _read_one(run: RunLike) -> pd.DataFrame:
     from trecbench.runs import read_run
 
-    return run if isinstance(run, pd.DataFrame) else read_run(run)
+    return checked_frame(run, "run", "score") if isinstance(run, pd.DataFrame) else read_run(run)
+
+
+def checked_frame(frame: pd.DataFrame, what: str, value: str) -> pd.DataFrame:
+    """A run (`value` = score) or qrels (relevance) DataFrame checked as its file would be: InputError naming
+    each bad row (1-based, `<run DataFrame>:3: ...`): a missing column, an id that is not a non-empty str
+    without surrounding blanks, a value that is not a finite number (grades: an integer), a docid twice in
+    a topic. Clean frames are checked with vectorised operations only."""
+    from trecbench._trecfile import has_duplicate_pairs, ids_are_clean
+
+    where = f"<{what} DataFrame>"
+    missing = [c for c in ("query_id", "doc_id", value) if c not in frame.columns]
+    if missing:
+        raise InputError(where, 0, f"missing column(s) {', '.join(missing)} (has: {', '.join(map(str, frame.columns))})")
+    problems = []
+    for column in ("query_id", "doc_id"):
+        if ids_are_clean(frame[column]):
+            continue
+        for row, v in enumerate(frame[column].tolist(), 1):
+            if not isinstance(v, str):
+                problems.append(Problem(where, row, f"{column} {v!r} is not a str (ids are text: .astype(str))"))
+            elif not ids_are_clean([v]):
+                problems.append(Problem(where, row, f"{column} {v!r} is empty or contains whitespace"))
+    values = pd.to_numeric(frame[value], errors="coerce").to_numpy(dtype=np.float64)
+    given = frame[value].tolist() if not np.isfinite(values).all() or value == "relevance" else []
+    for i in np.flatnonzero(~np.isfinite(values)):
+        problems.append(Problem(where, int(i) + 1, f"{value} {given[i]!r} is not a finite number"))
+    if value == "relevance":
+        for i in np.flatnonzero(np.isfinite(values) & (values != np.round(values))):
+            problems.append(Problem(where, int(i) + 1, f"relevance {given[i]!r} is not an integer"))
+    if not problems and has_duplicate_pairs(frame["query_id"], frame["doc_id"]):
+        pairs = pd.Series(list(zip(frame["query_id"].tolist(), frame["doc_id"].tolist())))
+        first: dict[tuple, int] = {}
+        for i in np.flatnonzero(pairs.duplicated(keep=False).to_numpy()):
+            q, doc = pairs.iat[i]
+            seen = first.setdefault((q, doc), int(i) + 1)
+            if seen != i + 1:
+                twice = "judged twice" if value == "relevance" else "appears twice"
+                problems.append(Problem(where, int(i) + 1, f"docid {doc!r} {twice} in topic {q!r} (first in row {seen})"))
+    if problems:
+        raise InputError.of(sorted(problems, key=lambda p: p.line))
+    return frame
 
 
 def _run_names(results: list[RunScores], given: list[str | None]) -> list[str]:
@@ -35,7 +81,7 @@ def _run_names(results: list[RunScores], given: list[str | None]) -> list[str]:
 
 def _load_qrels(qrels: RunLike) -> pd.DataFrame:
     if isinstance(qrels, pd.DataFrame):
-        return qrels
+        return checked_frame(qrels, "qrels", "relevance")
     from trecbench.qrels import read_qrels
 
     return read_qrels(qrels)
@@ -50,11 +96,16 @@ def score_runs(
     depth: int | None = None,
     missing_topics: str = "zero",
     trec_eval_version: int = 9,
+    judged_only: bool = False,
     on_run_done=None,
+    notes: list[str] | None = None,
+    judged_k: int | None = None,
 ) -> list[RunScores]:
     """Score each run; the result keeps trec_eval's printing order and kinds (see `evaluate`).
 
-    `on_run_done()` is called after each run is scored (for a progress bar).
+    `on_run_done()` is called after each run is scored (for a progress bar); sentences about measures
+    asked for in a way trec_eval would read differently than intended go to `notes`. With `judged_k`,
+    each result's `judged` holds Judged@judged_k per topic, for `low_judged`.
     """
     if trec_eval_version not in (9, 10):
         raise MeasureError(f"trec_eval version must be 9 or 10, not {trec_eval_version}")
@@ -62,7 +113,11 @@ def score_runs(
         raise MeasureError(f"missing_topics must be 'zero' or 'skip', not {missing_topics!r}")
     if depth is not None and depth <= 0:
         raise MeasureError(f"depth must be positive, not {depth}")
-    requests = parse_measures(list(measures), trec_eval_version)
+    requests = parse_measures(list(measures), trec_eval_version, notes)
+    asked = list(requests)
+    check = Request("judged", None, None, f"Judged@{judged_k}", extra=f"Judged@{judged_k}") if judged_k else None
+    if check is not None and check not in requests:
+        requests.append(check)
     qrels_df = _load_qrels(qrels)
     # one qrels table per relevance level, shared by all runs
     levels = {r.rel_level if r.rel_level is not None else rel_level for r in requests}
@@ -71,8 +126,12 @@ def score_runs(
     def one(run: RunLike) -> RunScores:
         frame = _read_one(run)
         scores = score_run(frame, qrels_df, requests, rel_level=rel_level, depth=depth, version=trec_eval_version,
-                           missing_topics=missing_topics, tables=tables)
+                           missing_topics=missing_topics, tables=tables, judged_only=judged_only)
         scores.path = frame.attrs.get("path")  # type: ignore[attr-defined]
+        if check is not None:
+            scores.judged = next(s for s in scores.scores if s.label == check.label)
+            if check not in asked:  # computed for the check only: not printed
+                scores.scores.remove(scores.judged)
         if on_run_done is not None:
             on_run_done()
         return scores
@@ -105,6 +164,7 @@ def evaluate(
     per_topic: bool = False,
     missing_topics: str = "zero",
     trec_eval_version: int = 9,
+    judged_only: bool = False,
 ) -> pd.DataFrame:
     """Score runs against qrels; values are identical to trec_eval's.
 
@@ -116,6 +176,7 @@ def evaluate(
     depth: documents per topic to evaluate (trec_eval -M).
     missing_topics: "zero" (trec_eval -c: qrels topics absent from a run score 0) or "skip".
     trec_eval_version: 9 (trec_eval 9.0.8, pytrec_eval, ir-measures) or 10 (trec_eval 10.0).
+    judged_only: drop the documents the qrels do not grade before scoring (condensed lists, trec_eval -J).
 
     Returns one row per run (index `run`), a column per measure; with per_topic, rows are indexed by
     (run, query_id) with every topic followed by the `all` row.
@@ -123,14 +184,52 @@ def evaluate(
     Example:
         >>> trecbench.evaluate("qrels.txt", ["bm25.txt", "dense.txt"], ["nDCG@10", "R@100"])
     """
+    notes: list[str] = []
     results = score_runs(qrels, runs, measures, rel_level=rel_level, depth=depth, missing_topics=missing_topics,
-                         trec_eval_version=trec_eval_version)
+                         trec_eval_version=trec_eval_version, judged_only=judged_only, notes=notes)
+    for note in notes:
+        warnings.warn(note, stacklevel=2)
     return to_frame(results, per_topic=per_topic)
+
+
+@dataclass(frozen=True)
+class LowJudged:
+    """A run whose top documents the qrels judge too little of: its scores count them as non-relevant."""
+
+    run: str
+    k: int
+    mean: float  # mean Judged@k over the topics the run retrieved for
+    threshold: float
+    worst: list[tuple[str, float]]  # (topic, Judged@k), lowest first
+
+    def __str__(self) -> str:
+        worst = ", ".join(f"{q} {v:.2f}" for q, v in self.worst)
+        return (f"{self.run}: mean Judged@{self.k} {self.mean:.3f} < {self.threshold:g}: the qrels do not judge "
+                f"many of its top documents, so its scores count them as non-relevant (new runs on old qrels); "
+                f"lowest topics: {worst}")
+
+
+def low_judged(results: list[RunScores], threshold: float = 0.9, *, worst: int = 5) -> list[LowJudged]:
+    """The runs (scored with `judged_k`) whose mean Judged@k over their retrieved topics is below `threshold`."""
+    found = []
+    for res in results:
+        if res.judged is None or res.judged.values is None or threshold <= 0:
+            continue
+        missing = set(res.missing)
+        pairs = [(q, float(v)) for q, v in zip(res.topics, res.judged.values) if q not in missing]
+        if not pairs:
+            continue
+        mean = sum(v for _, v in pairs) / len(pairs)
+        if mean < threshold:
+            lowest = sorted(pairs, key=lambda p: (p[1], p[0]))[:worst]
+            k = int(res.judged.label.partition("@")[2])
+            found.append(LowJudged(getattr(res, "name", res.runid), k, mean, threshold, lowest))
+    return found
 
 
 def to_frame(results: list[RunScores], *, per_topic: bool = False) -> pd.DataFrame:
     rows = []
-    index = []
+    index: list = []
     for res in results:
         scores = [s for s in res.scores if s.name != "runid"]
         name = getattr(res, "name", res.runid)
@@ -165,4 +264,4 @@ def _py(value, kind: str):
     return float(value)
 
 
-__all__ = ["evaluate", "score_runs", "to_frame", "DEFAULT_MEASURES"]
+__all__ = ["evaluate", "score_runs", "to_frame", "low_judged", "LowJudged", "DEFAULT_MEASURES"]

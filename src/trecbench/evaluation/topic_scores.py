@@ -15,7 +15,7 @@ import csv
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterable, Mapping, TextIO
+from typing import IO, Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -86,7 +86,7 @@ def _json_value(value: float) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
-def write_scores(frame: pd.DataFrame, stream: TextIO, fmt: str = "table", *, topics: bool = False,
+def write_scores(frame: pd.DataFrame, stream: IO[str], fmt: str = "table", *, topics: bool = False,
                  notes: Mapping[str, Mapping[str, Any]] | None = None) -> None:
     """Print a score table as `table`, `csv` (long) or `json`; `notes` ({run: {key: value}}) go into JSON."""
     if fmt == "table":

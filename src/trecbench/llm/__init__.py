@@ -25,10 +25,13 @@ _EXPORTS = {
     "LLMError": "errors",
     "ModelCallError": "errors",
     "BudgetExceeded": "errors",
+    "final_answer": "parse",
     "extract_json": "parse",
     "json_object": "parse",
     "json_list": "parse",
     "reask_messages": "parse",
+    "TaskPrompt": "prompts",
+    "TASKS": "prompts",
 }
 
 __all__ = sorted(_EXPORTS)

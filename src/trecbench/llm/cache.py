@@ -1,8 +1,10 @@
 """The exact-match reply cache and the call log, two tables in the bench's SQLite store.
 
-A reply is cached under sha256(canonical JSON of model, messages, params), only once it was read
-successfully, so a garbled reply never poisons a rerun. Every call, cached or not, ok or not, gets a
-row in `llm_calls` the moment it finishes: usage and failures survive a crash.
+Every reply is cached under sha256(canonical JSON of model, messages, params) the moment it arrives,
+readable or not, in the same commit as its row in `llm_calls`: a reply that was paid for is never asked
+for again, and a killed run's call log is complete. A rerun replays an unreadable cached reply as what
+it was (the client then re-asks, and that re-ask is cached too), so it never poisons a rerun either.
+Every call, cached or not, ok or not, gets a row in `llm_calls`.
 """
 from __future__ import annotations
 
@@ -55,6 +57,9 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
     """Create the `llm_cache` and `llm_calls` tables if missing (idempotent; the caller commits)."""
     for statement in _SCHEMA:
         conn.execute(statement)
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(llm_cache)")}
+    if "finish_reason" not in columns:  # caches written before replies cut by length were told apart
+        conn.execute("ALTER TABLE llm_cache ADD COLUMN finish_reason TEXT")
 
 
 def canonical_json(value: Any) -> str:
@@ -77,6 +82,7 @@ class CachedReply(NamedTuple):
     prompt_tokens: int
     completion_tokens: int
     cost: float
+    finish_reason: str | None = None
 
 
 def _now() -> str:
@@ -117,21 +123,24 @@ class ResponseCache:
         """The cached reply for `key`, or None."""
         with self._lock:
             row = self.conn.execute(
-                "SELECT response_text, model, prompt_tokens, completion_tokens, cost FROM llm_cache WHERE key = ?",
+                "SELECT response_text, model, prompt_tokens, completion_tokens, cost, finish_reason FROM llm_cache"
+                " WHERE key = ?",
                 (key,)).fetchone()
         return CachedReply(*row) if row else None
 
     def put(self, key: str, model: str, request: Mapping[str, Any], text: str, prompt_tokens: int = 0,
-            completion_tokens: int = 0, cost: float = 0.0, *, commit: bool = True) -> None:
-        """Store a reply that was read successfully (replacing any older one under the same key).
+            completion_tokens: int = 0, cost: float = 0.0, *, finish_reason: str | None = None,
+            commit: bool = True) -> None:
+        """Store a reply (replacing any older one under the same key).
 
         With `commit=False` the row waits for the next commit (the `log` of the same call makes it).
         """
         with self._lock:
             self.conn.execute(
                 "INSERT OR REPLACE INTO llm_cache (key, model, request_json, response_text, prompt_tokens,"
-                " completion_tokens, cost, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, model, canonical_json(request), text, prompt_tokens, completion_tokens, cost, _now()))
+                " completion_tokens, cost, created_at, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, model, canonical_json(request), text, prompt_tokens, completion_tokens, cost, _now(),
+                 finish_reason))
             if commit:
                 self.conn.commit()
 
@@ -151,8 +160,11 @@ class ResponseCache:
         """Usage totals per purpose over the whole call log (all runs, not only this process)."""
         with self._lock:
             rows = self.conn.execute(_USAGE_SQL).fetchall()
-        return {purpose: Usage(*(int(v or 0) for v in rest[:6]), float(rest[6] or 0.0), int(rest[7] or 0))
-                for purpose, *rest in rows}
+        out = {}
+        for purpose, calls, cached, failed, attempts, prompt, completion, cost, unpriced in rows:
+            out[purpose] = Usage(int(calls or 0), int(cached or 0), int(failed or 0), int(attempts or 0),
+                                 int(prompt or 0), int(completion or 0), float(cost or 0.0), int(unpriced or 0))
+        return out
 
     def usage(self, purpose: str | None = None) -> Usage:
         """Usage totals over the call log, for one purpose or all."""

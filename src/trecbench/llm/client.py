@@ -23,13 +23,16 @@ from trecbench.llm.cost import call_cost, count_text_tokens, count_tokens, is_pr
 from trecbench.llm.errors import LLMError, ModelCallError, ParseError
 from trecbench.llm.parse import reask_messages
 from trecbench.llm.records import CallRecord, Completion, Outcome, Usage
-from trecbench.llm.retry import RateLimiter, backoff_delay, classify, retry_after, status_of
-from trecbench.llm.transport import TRANSPORTS, make_transport
+from trecbench.llm.retry import RateLimiter, backoff_delay, classify, out_of_quota, retry_after, status_of
+from trecbench.llm.transport import TRANSPORTS, OpenAITransport, make_transport
 
 __all__ = ["ModelConfig", "LLM"]
 
 Messages = Sequence[Mapping[str, Any]]
 DEFAULT_COMPLETION_TOKENS = 256  # expected reply length for estimates, until real replies are seen
+REASK_TEMPERATURE = 0.3  # a re-ask at temperature 0 would mostly get the same unusable text back
+MAX_REPLAYED = 8  # cached unreadable turns replayed before asking afresh
+MOST_REPLY_TOKENS = 16384  # a reply cut by length is re-asked with twice its bound, up to this
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,10 @@ class ModelConfig:
     requests are in flight, and with `rpm` at most that many start per minute. `transport` is `litellm`,
     `openai` (the openai SDK straight to OpenAI-compatible servers), or `auto`: the SDK where every
     endpoint is an `openai/` or `hosted_vllm/` model with an api_base, litellm elsewhere (see transport.py).
+    `structured_output` says whether the server enforces a JSON schema given as `response_format`: None
+    detects it (litellm's `supports_response_schema`; OpenAI-compatible servers are tried, and a server
+    that refuses the parameter is asked again without it), True or False declares it; the environment
+    variable TRECBENCH_STRUCTURED_OUTPUT (on, off, auto) declares it for every command.
     """
 
     model: str
@@ -59,6 +66,7 @@ class ModelConfig:
     backoff: float = 1.0
     max_backoff: float = 60.0
     transport: str = "auto"
+    structured_output: bool | None = None
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -80,6 +88,24 @@ class ModelConfig:
         return cls(**dict(settings))
 
 
+STRUCTURED_OUTPUT_VARIABLE = "TRECBENCH_STRUCTURED_OUTPUT"
+
+
+def structured_output_setting() -> bool | None:
+    """`TRECBENCH_STRUCTURED_OUTPUT`: `on`/`off` declare whether servers enforce a schema; unset or `auto` detects.
+
+    Raises LLMError for any other value, naming the ones it takes.
+    """
+    value = os.environ.get(STRUCTURED_OUTPUT_VARIABLE, "").strip().lower()
+    if value in ("", "auto"):
+        return None
+    if value in ("on", "1", "true", "yes"):
+        return True
+    if value in ("off", "0", "false", "no"):
+        return False
+    raise LLMError(f"{STRUCTURED_OUTPUT_VARIABLE}={value!r}: use on, off or auto")
+
+
 def _as_messages(messages: str | Messages) -> list[dict]:
     if isinstance(messages, str):
         return [{"role": "user", "content": messages}]
@@ -91,14 +117,14 @@ def _first_line(exc: BaseException, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _hint(status: int | None) -> str:
-    if status == 401:
-        return " (check the API key: `api_key`, or the provider's key variable)"
-    if status == 404:
-        return " (check the model name and `api_base`)"
-    if status == 403:
-        return " (the key has no access to this model)"
-    return ""
+def _plain(status: int | None, error: BaseException) -> str:
+    """What a fatal error means, in a user's words ("" when there is nothing to add to the server's text)."""
+    if status == 429 and out_of_quota(error):
+        return "the account has no credit left (insufficient_quota); add credit or use another key"
+    return {401: "the server refused the API key (check --api-key or the provider's key variable)",
+            402: "the account has no credit left",
+            403: "the API key has no access to this model",
+            404: "no such model at this server (check the model name and --api-base)"}.get(status or 0, "")
 
 
 class LLM:
@@ -113,17 +139,20 @@ class LLM:
                  | None = None, budget: Budget | None = None, dry_run: bool = False):
         self.config = config
         self._owns_cache = cache is not None and not isinstance(cache, ResponseCache)
-        self.cache: ResponseCache | None = ResponseCache(cache) if self._owns_cache else cache  # type: ignore[arg-type]
+        self.cache: ResponseCache | None = (cache if isinstance(cache, ResponseCache) or cache is None
+                                            else ResponseCache(cache))
         self.budget = budget
         self.dry_run = dry_run
         self.plan = Plan()
         self._usage: dict[str, Usage] = {}
-        self._litellm = load()
         self._deployments = [self._deployment(d) for d in config.deployments or ()]
-        for model in [d["model"] for d in self._deployments] or [config.model]:
-            self._check_provider(model)
-        self.transport = make_transport(self._litellm, config.transport, config.model, config.api_base,
+        self.transport = make_transport(load, config.transport, config.model, config.api_base,
                                         config.api_key, self._deployments, config.timeout)
+        if not isinstance(self.transport, OpenAITransport):  # the SDK's servers need no provider lookup
+            for model in [d["model"] for d in self._deployments] or [config.model]:
+                self._check_provider(model)
+        self._structured = (config.structured_output if config.structured_output is not None
+                            else structured_output_setting())
         # Price with the group's name when it has one, else with the (first) deployment's model.
         candidates = [config.model] + [d["model"] for d in self._deployments]
         priced = [m for m in candidates if is_priced(m)]
@@ -147,7 +176,7 @@ class LLM:
 
     def _check_provider(self, model: str) -> None:
         try:
-            self._litellm.get_llm_provider(model=model)
+            load().get_llm_provider(model=model)
         except Exception as exc:
             raise LLMError(
                 f"model {model!r}: litellm cannot tell which provider serves it ({_first_line(exc, 160)}); "
@@ -165,68 +194,101 @@ class LLM:
 
     # -- the public calls ----------------------------------------------------------------------------
     async def ask(self, messages: str | Messages, *, parse: Callable[[str], Any] | None = None, reask: int = 2,
-                  purpose: str = "", use_cache: bool = True, **params: Any) -> Outcome:
+                  purpose: str = "", use_cache: bool = True, schema: Mapping[str, Any] | None = None,
+                  **params: Any) -> Outcome:
         """Ask once, read the reply with `parse`, re-ask up to `reask` times when it cannot be read.
 
         Returns Outcome(ok=True, value=parse(reply)) or Outcome(ok=False, error=..., raw=last reply).
-        Calls are served from the cache when possible, retried on rate limits, server errors and
-        timeouts, and each is logged. `use_cache=False` forces a fresh call (its reply is still stored).
+        A reply cut off by its length bound (finish_reason `length`) is not parsed: it is re-asked with
+        twice the bound. A re-ask states what was wrong and runs at a small temperature. `schema` (the
+        `json_schema` of a `response_format`) asks for structured output where the server supports it.
+        Every reply is cached and logged the moment it arrives; a rerun replays the cached turns, so no
+        reply is paid for twice. `use_cache=False` forces fresh calls (their replies are still stored).
         Raises ModelCallError only when the request can never succeed (bad key, unknown model...), and
         BudgetExceeded when the budget would be passed.
         """
         reask = max(0, reask)
         convo = _as_messages(messages)
         merged = {**self.config.params, **params}
-        first_key = request_key(self.config.model, convo, merged)
         completions: list[Completion] = []
-        reason, raw = "", None
-        for turn in range(reask + 1):
-            key = first_key if turn == 0 else request_key(self.config.model, convo, merged)
-            if use_cache and self.cache is not None:
-                hit = self._from_cache(key, parse, purpose)
-                if hit is not None:
-                    completion, value = hit
-                    return Outcome(True, value, raw=completion.text, completions=(*completions, completion),
-                                   key=first_key)
-            if self.dry_run:
-                self.plan = self.plan.add(self._estimate(convo, merged, key, cached=False))
-                return Outcome(False, error="dry run: not sent", dry_run=True, key=first_key)
-            reserved = 0.0
-            if self.budget is not None and self.budget.max_cost is not None:
-                reserved = self.budget.reserve(self._estimate(convo, merged, key).cost)
-            started = time.monotonic()
-            try:
-                completion = await self._send(convo, merged, key)
-            except ModelCallError as exc:
-                if self.budget:
-                    self.budget.release(reserved)
-                self._log(CallRecord(key, self.config.model, False, error=str(exc), attempts=exc.attempts,
-                                     latency_ms=(time.monotonic() - started) * 1000, purpose=purpose,
-                                     cost_known=self.priced))
-                if exc.fatal:
-                    raise
-                return Outcome(False, error=str(exc), raw=raw, completions=tuple(completions), key=first_key)
-            if self.budget is not None:
-                self.budget.settle(reserved, completion.cost)
+        reason, raw, first_key, turn, fresh = "", None, "", 0, 0
+        # `fresh` counts the replies asked for in this call; replayed cached turns do not use up `reask`,
+        # so a rerun replays what was paid for and then still re-asks (at most MAX_REPLAYED of them).
+        while fresh <= reask and turn <= reask + MAX_REPLAYED:
+            sent = self._turn_params(merged, schema, turn)
+            key = request_key(self.config.model, convo, sent)
+            first_key = first_key or key
+            completion = self._from_cache(key) if use_cache and self.cache is not None else None
+            if completion is None:
+                if self.dry_run:
+                    self.plan = self.plan.add(self._estimate(convo, sent, key, cached=False))
+                    return Outcome(False, error="dry run: not sent", dry_run=True, key=first_key)
+                reserved = 0.0
+                if self.budget is not None and self.budget.max_cost is not None:
+                    reserved = self.budget.reserve(self._estimate(convo, sent, key).cost)
+                started = time.monotonic()
+                try:
+                    completion = await self._send(convo, sent, key)
+                except ModelCallError as exc:
+                    if self.budget:
+                        self.budget.release(reserved)
+                    if "response_format" in sent and _refuses_schema(exc):
+                        self._structured = False  # this server does not take a schema: ask in words only
+                        continue
+                    self._log(CallRecord(key, self.config.model, False, error=str(exc), attempts=exc.attempts,
+                                         latency_ms=(time.monotonic() - started) * 1000, purpose=purpose,
+                                         cost_known=self.priced))
+                    if exc.fatal:
+                        raise
+                    return Outcome(False, error=str(exc), raw=raw, completions=tuple(completions), key=first_key)
+                if self.budget is not None:
+                    self.budget.settle(reserved, completion.cost)
             completions.append(completion)
             try:
-                value = _read(parse, completion.text)
+                value = _read(parse, completion)
+                reason = ""
             except ValueError as exc:
                 reason = exc.reason if isinstance(exc, ParseError) else _first_line(exc, 200)
-                raw = completion.text
-                self._log(self._record(completion, purpose, error=f"unreadable reply: {reason}"))
-                convo = convo + reask_messages(completion.text, reason)
-                continue
-            if self.cache is not None:
-                self._store(key, convo, merged, completion)
-                if key != first_key:
-                    # Also under the first request, so a rerun resumes without paying for the bad turns again.
-                    self._store(first_key, _as_messages(messages), merged, completion)
-            self._log(self._record(completion, purpose))  # commits the stored reply and its log row together
-            return Outcome(True, value, raw=completion.text, completions=tuple(completions), key=first_key)
-        tries = "try" if reask == 0 else f"{reask + 1} tries"
+            if not completion.cached:
+                if self.cache is not None:
+                    self._store(key, convo, sent, completion)  # committed with the log row below
+                self._log(self._record(completion, purpose, error=f"unreadable reply: {reason}" if reason else None))
+            elif not self.dry_run:
+                self._log(self._record(completion, purpose, error=f"unreadable reply: {reason}" if reason else None))
+            else:
+                self.plan = self.plan.add(Estimate(key, completion.prompt_tokens, completion.completion_tokens,
+                                                   0.0, True, True))
+            if not reason:
+                return Outcome(True, value, raw=completion.text, completions=tuple(completions), key=first_key)
+            raw = completion.text
+            if completion.finish_reason == "length":
+                merged = _longer(merged)
+            convo = convo + reask_messages(completion.text, reason)
+            turn += 1
+            fresh += 0 if completion.cached else 1
+        tries = "try" if len(completions) == 1 else f"{len(completions)} tries"
         return Outcome(False, error=f"unreadable reply after {tries}: {reason}", raw=raw,
                        completions=tuple(completions), key=first_key)
+
+    def uses_structured_output(self) -> bool:
+        """Whether requests with a schema carry it as `response_format` (see ModelConfig.structured_output)."""
+        if self._structured is None:
+            if isinstance(self.transport, OpenAITransport):
+                self._structured = True  # tried; a server that refuses it turns it off (see `ask`)
+            else:
+                try:
+                    self._structured = bool(load().supports_response_schema(model=self.config.model))
+                except Exception:
+                    self._structured = False
+        return self._structured
+
+    def _turn_params(self, merged: Mapping[str, Any], schema: Mapping[str, Any] | None, turn: int) -> dict:
+        params = dict(merged)
+        if turn > 0 and float(params.get("temperature") or 0.0) < REASK_TEMPERATURE:
+            params["temperature"] = REASK_TEMPERATURE
+        if schema is not None and self.uses_structured_output():
+            params["response_format"] = {"type": "json_schema", "json_schema": dict(schema)}
+        return params
 
     async def complete(self, messages: str | Messages, *, purpose: str = "", use_cache: bool = True,
                        **params: Any) -> Completion:
@@ -320,8 +382,11 @@ class LLM:
             if verdict != "retry" or attempt > cfg.max_retries:
                 what = "gave up after" if verdict == "retry" else "failed on"
                 where = f"HTTP {status}: " if status else ""
+                plain = _plain(status, error) if verdict == "fatal" else ""
+                message = (f"{cfg.model}: {plain} [{where}{_first_line(error, 200)}]" if plain else
+                           f"{cfg.model}: {what} attempt {attempt}: {where}{_first_line(error)}")
                 raise ModelCallError(
-                    f"{cfg.model}: {what} attempt {attempt}: {where}{_first_line(error)}{_hint(status)}",
+                    message,
                     model=cfg.model, status=status, attempts=attempt, fatal=verdict == "fatal",
                     retryable=verdict == "retry") from error
             server_wait = retry_after(error)
@@ -337,10 +402,12 @@ class LLM:
         usage = getattr(response, "usage", None)
         prompt = getattr(usage, "prompt_tokens", None)
         reply = getattr(usage, "completion_tokens", None)
-        if prompt is None:  # a server that reports no usage: count ourselves
-            prompt = count_tokens(self.price_model, convo)
+        # A server that reports no usage: count ourselves, without stopping to import litellm while replies
+        # wait to be recorded (litellm counts exactly when it is loaded already).
+        if prompt is None:
+            prompt = count_tokens(self.price_model, convo, import_litellm=False)
         if reply is None:
-            reply = count_text_tokens(self.price_model, text)
+            reply = count_text_tokens(self.price_model, text, import_litellm=False)
         cost, known = call_cost(self.price_model, prompt, reply) if self.priced else (0.0, False)
         total, n = self._seen_completion_tokens
         self._seen_completion_tokens = [total + int(reply), n + 1]
@@ -349,28 +416,20 @@ class LLM:
                           latency=latency, cached=False, attempts=attempts, finish_reason=finish, key=key)
 
     # -- cache, log, estimates -----------------------------------------------------------------------
-    def _from_cache(self, key: str, parse: Callable[[str], Any] | None, purpose: str) -> tuple[Completion, Any] | None:
+    def _from_cache(self, key: str) -> Completion | None:
         assert self.cache is not None
         hit = self.cache.get(key)
         if hit is None:
             return None
-        try:
-            value = _read(parse, hit.text)
-        except ValueError:
-            return None  # cached under another parser that accepted it: ask the model again
-        completion = Completion(text=hit.text, model=hit.model, prompt_tokens=hit.prompt_tokens,
-                                completion_tokens=hit.completion_tokens, cost=0.0, cost_known=True, latency=0.0,
-                                cached=True, attempts=0, key=key)
-        if self.dry_run:
-            self.plan = self.plan.add(Estimate(key, hit.prompt_tokens, hit.completion_tokens, 0.0, True, True))
-        else:
-            self._log(self._record(completion, purpose))
-        return completion, value
+        return Completion(text=hit.text, model=hit.model, prompt_tokens=hit.prompt_tokens,
+                          completion_tokens=hit.completion_tokens, cost=0.0, cost_known=True, latency=0.0,
+                          cached=True, attempts=0, finish_reason=hit.finish_reason, key=key)
 
     def _store(self, key: str, convo: list[dict], params: Mapping[str, Any], c: Completion) -> None:
         assert self.cache is not None
         request = {"model": self.config.model, "messages": convo, "params": dict(params)}
-        self.cache.put(key, c.model, request, c.text, c.prompt_tokens, c.completion_tokens, c.cost, commit=False)
+        self.cache.put(key, c.model, request, c.text, c.prompt_tokens, c.completion_tokens, c.cost,
+                       finish_reason=c.finish_reason, commit=False)
 
     def _record(self, c: Completion, purpose: str, error: str | None = None) -> CallRecord:
         return CallRecord(c.key, self.config.model, error is None, error=error, prompt_tokens=c.prompt_tokens,
@@ -403,9 +462,28 @@ async def _deadline(awaitable: Any, seconds: float) -> Any:
     return await asyncio.wait_for(awaitable, seconds)
 
 
-def _read(parse: Callable[[str], Any] | None, text: str) -> Any:
+def _read(parse: Callable[[str], Any] | None, completion: Completion) -> Any:
+    text = completion.text
     if parse is None:
         if not text.strip():
             raise ParseError("the reply is empty")
         return text
+    if completion.finish_reason == "length":
+        raise ParseError("the reply was cut off at its length limit before it finished; give only the answer, "
+                         "in the requested format, without explanations")
     return parse(text)
+
+
+def _longer(params: Mapping[str, Any]) -> dict:
+    """`params` with the reply bound doubled (a reply was cut by it)."""
+    out = dict(params)
+    for name in ("max_completion_tokens", "max_tokens"):
+        if out.get(name):
+            out[name] = min(MOST_REPLY_TOKENS, int(out[name]) * 2)
+    return out
+
+
+def _refuses_schema(exc: ModelCallError) -> bool:
+    """True when a server answered 4xx to a request because of its `response_format`."""
+    text = str(exc).lower()
+    return exc.status in (400, 415, 422, 501) and any(w in text for w in ("response_format", "json_schema", "schema"))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,16 @@ class Usage:
     completion_tokens: int = 0
     cost: float = 0.0
     unpriced: int = 0
+
+    @classmethod
+    def of(cls, completions: "Iterable[Completion]") -> "Usage":
+        """The usage of these replies: tokens and cost of those that went to a model, hits counted apart."""
+        total = cls()
+        for c in completions:
+            total += (cls(cached=1) if c.cached else
+                      cls(calls=1, attempts=c.attempts, prompt_tokens=c.prompt_tokens,
+                          completion_tokens=c.completion_tokens, cost=c.cost, unpriced=int(not c.cost_known)))
+        return total
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(*(a + b for a, b in zip(self._values(), other._values())))

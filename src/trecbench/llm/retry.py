@@ -11,7 +11,9 @@ Verdict = Literal["retry", "item", "fatal"]
 
 # Exception class names (litellm's and openai's) looked up along the MRO, so nothing here imports litellm.
 _RETRY_NAMES = {"Timeout", "APITimeoutError", "APIConnectionError", "RateLimitError", "InternalServerError",
-                "ServiceUnavailableError", "BadGatewayError", "TimeoutError", "ConnectionError"}
+                "ServiceUnavailableError", "BadGatewayError", "TimeoutError", "ConnectionError",
+                # an HTTP 200 whose body is not the JSON of a completion (empty, cut, a proxy's HTML page)
+                "JSONDecodeError", "APIResponseValidationError"}
 _ITEM_NAMES = {"ContextWindowExceededError", "ContentPolicyViolationError"}
 _FATAL_NAMES = {"AuthenticationError", "PermissionDeniedError", "NotFoundError", "UnsupportedParamsError",
                 "LiteLLMUnknownProvider"}
@@ -34,6 +36,20 @@ def status_of(exc: BaseException) -> int | None:
         return None
 
 
+def out_of_quota(exc: BaseException) -> bool:
+    """True for OpenAI's "out of credit" 429 (`insufficient_quota`), read from the error's code and body.
+
+    The openai SDK's message does not name the code; it is in `.code`, `.type` or the JSON `.body`.
+    """
+    parts = [getattr(exc, "code", None), getattr(exc, "type", None), getattr(exc, "body", None), str(exc)]
+    response = getattr(exc, "response", None)
+    try:
+        parts.append(getattr(response, "text", None))
+    except Exception:  # a streamed or closed response may refuse to give its text
+        pass
+    return any("insufficient_quota" in (p if isinstance(p, str) else repr(p)) for p in parts if p is not None)
+
+
 def classify(exc: BaseException) -> Verdict:
     """`retry` for rate limits, server errors, timeouts and lost connections; `item` for a problem with this
     one request (prompt too long, content refused, other 4xx); `fatal` when every call would fail alike
@@ -44,7 +60,7 @@ def classify(exc: BaseException) -> Verdict:
     if names & _FATAL_NAMES:
         return "fatal"
     status = status_of(exc)
-    if status == 429 and "insufficient_quota" in str(exc):
+    if status == 429 and out_of_quota(exc):
         return "fatal"  # OpenAI's "out of credit" is a 429 that no amount of waiting fixes
     if status is not None:
         if status in (408, 409, 425, 429) or status >= 500:

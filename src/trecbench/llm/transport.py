@@ -14,7 +14,7 @@ import os
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 __all__ = ["Transport", "LiteLLMTransport", "OpenAITransport", "make_transport", "TRANSPORTS"]
 
@@ -135,29 +135,43 @@ class OpenAITransport:
             await client.close()
 
 
-def _endpoint(litellm: Any, model: str, api_base: str | None, api_key: str | None) -> Endpoint | None:
-    """The endpoint for `model` when it is served by an OpenAI-compatible server at an explicit api_base."""
+def _endpoint(load: Callable[[], Any], model: str, api_base: str | None, api_key: str | None) -> Endpoint | None:
+    """The endpoint for `model` when it is served by an OpenAI-compatible server at an explicit api_base.
+
+    A model named `openai/...` or `hosted_vllm/...` needs no litellm to know that; any other name asks
+    litellm's provider resolution (`load` imports it).
+    """
     if not api_base:
         return None
-    name, provider, env_key, _ = litellm.get_llm_provider(model=model, api_base=api_base, api_key=api_key)
-    if provider not in _OPENAI_COMPATIBLE:
-        return None
+    provider, _, name = model.partition("/")
+    if name and provider in _OPENAI_COMPATIBLE:
+        env_key = os.environ.get(f"{provider.upper()}_API_KEY")
+    else:
+        try:
+            name, provider, env_key, _ = load().get_llm_provider(model=model, api_base=api_base, api_key=api_key)
+        except Exception:  # an unknown provider: the client says so in its own words
+            return None
+        if provider not in _OPENAI_COMPATIBLE:
+            return None
     key = api_key or env_key or os.environ.get("OPENAI_API_KEY") or "none"  # local servers often take any key
     return Endpoint(name, api_base, key)
 
 
-def make_transport(litellm: Any, kind: str, model: str, api_base: str | None, api_key: str | None,
+def make_transport(load: Callable[[], Any], kind: str, model: str, api_base: str | None, api_key: str | None,
                    deployments: Sequence[Mapping[str, Any]], timeout: float) -> Transport:
-    """The transport `kind` asks for; `auto` picks the openai SDK wherever every endpoint allows it."""
+    """The transport `kind` asks for; `auto` picks the openai SDK wherever every endpoint allows it.
+
+    `load` returns the litellm module; it is called only when the choice or the transport needs litellm.
+    """
     if kind not in TRANSPORTS:
         raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, not {kind!r}")
     if kind != "litellm":
         targets = deployments or [{"model": model, "api_base": api_base, "api_key": api_key}]
         endpoints = [None if set(d) & _ROUTER_KEYS else
-                     _endpoint(litellm, d["model"], d.get("api_base"), d.get("api_key")) for d in targets]
+                     _endpoint(load, d["model"], d.get("api_base"), d.get("api_key")) for d in targets]
         if all(e is not None for e in endpoints):
             return OpenAITransport(endpoints)  # type: ignore[arg-type]
         if kind == "openai":
             raise ValueError("transport 'openai' needs openai/ or hosted_vllm/ models with an api_base "
                              "(and no Router-only deployment keys such as rpm, tpm, weight)")
-    return LiteLLMTransport(litellm, model, api_base, api_key, deployments, timeout)
+    return LiteLLMTransport(load(), model, api_base, api_key, deployments, timeout)

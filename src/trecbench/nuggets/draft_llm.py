@@ -23,8 +23,9 @@ from typing import Callable, Iterable
 
 from trecbench.nuggets.drafts import DraftReport, plan_topics, read_documents
 from trecbench.nuggets.model import Nugget
-from trecbench.nuggets.prompts import (label_messages, parse_labels, parse_update, prompts_sha256,
-                                       update_messages)
+from trecbench.llm.prompts import DRAFTING, IMPORTANCE
+from trecbench.nuggets.prompts import (label_bound, label_messages, parse_labels, parse_update, prompts_sha256,
+                                       update_bound, update_messages)
 from trecbench.nuggets.store import NuggetStore, relevant_by_topic
 from trecbench.store.workspace import Workspace
 
@@ -74,6 +75,7 @@ async def draft_topic(llm, qid: str, question: str, narrative: str | None, docs:
         n_running, n_window = len(running), len(window)
         outcome = await llm.ask(messages, parse=lambda text: parse_update(text, n_running, n_window,  # noqa: B023 (awaited here)
                                                                           settings.max_nuggets),
+                                schema=DRAFTING.response_schema(), max_tokens=update_bound(settings.max_nuggets),
                                 purpose="nuggets-draft")
         report.count(outcome)
         if outcome.dry_run:
@@ -98,7 +100,8 @@ async def draft_topic(llm, qid: str, question: str, narrative: str | None, docs:
 
     async def label(batch: list[int]):
         return await llm.ask(label_messages(question, narrative, [texts[i] for i in batch]),
-                             parse=lambda text: parse_labels(text, len(batch)), purpose="nuggets-label")
+                             parse=lambda text: parse_labels(text, len(batch)), schema=IMPORTANCE.response_schema(),
+                             max_tokens=label_bound(len(batch)), purpose="nuggets-label")
 
     outcomes = await asyncio.gather(*(label(b) for b in batches))
     labels: list[str | None] = [None] * len(texts)
@@ -132,7 +135,7 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
     Each topic's nuggets are recorded in the store when the topic finishes (origin "llm", status
     "draft", author "model:<name>"), replacing that author's untouched drafts of an earlier run.
     """
-    from trecbench.llm import BudgetExceeded, LLMError
+    from trecbench.llm import BudgetExceeded, LLMError, ModelCallError
 
     model = llm.config.model
     drafter, author = drafter_name(model), author_name(model)
@@ -150,6 +153,7 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
     for qid in todo:
         queue.put_nowait(qid)
     stop = asyncio.Event()
+    fatal: list[BaseException] = []
 
     async def one(qid: str) -> None:
         topic = topics.get(qid)
@@ -170,6 +174,8 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
             return
         except LLMError as e:  # a call that can never succeed (bad key, unknown model): stop the run
             report.stopped = str(e)
+            if isinstance(e, ModelCallError) and e.fatal:
+                fatal.append(e)
             stop.set()
             if not dry_run:
                 _stopped(ws, qid, drafter, report, str(e))
@@ -200,6 +206,8 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
 
     workers = max(1, min(getattr(llm.config, "concurrency", 8), len(todo) or 1))
     await asyncio.gather(*(worker() for _ in range(workers)))
+    if fatal:
+        raise fatal[0]  # the topic stays incomplete with the reason; the caller reports the one error
     return report
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from trecbench.llm.records import Usage
 from trecbench.store.workspace import Workspace
 
 
@@ -24,20 +25,18 @@ class DraftReport:
     nuggets: int = 0
     stopped: str | None = None  # why the run stopped early (budget, a call that can never succeed)
     budget_stop: bool = False
-    calls: int = 0
-    cached: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+
+    # The totals the summary line prints.
+    calls = property(lambda self: self.usage.calls)
+    cached = property(lambda self: self.usage.cached)
+    prompt_tokens = property(lambda self: self.usage.prompt_tokens)
+    completion_tokens = property(lambda self: self.usage.completion_tokens)
+    cost = property(lambda self: self.usage.cost)
 
     def count(self, outcome) -> None:
         """Add an llm Outcome's replies to the totals."""
-        for c in outcome.completions:
-            self.calls += 0 if c.cached else 1
-            self.cached += 1 if c.cached else 0
-            self.prompt_tokens += c.prompt_tokens
-            self.completion_tokens += c.completion_tokens
-            self.cost += c.cost
+        self.usage += Usage.of(outcome.completions)
 
 
 def draft_states(ws: Workspace, drafter: str) -> dict[str, str]:

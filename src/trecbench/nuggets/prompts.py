@@ -1,4 +1,4 @@
-"""trecbench's prompts for drafting nuggets with a model, and the readers of their replies.
+"""Messages for drafting nuggets with a model, and the readers of their replies (texts: `trecbench.llm.prompts`).
 
 Two questions are asked, following the AutoNuggetizer procedure:
 
@@ -17,39 +17,14 @@ import re
 from dataclasses import dataclass
 
 from trecbench.llm.errors import ParseError
-from trecbench.llm.parse import extract_json
+from trecbench.llm.parse import final_answer
+from trecbench.llm.prompts import DRAFTING, IMPORTANCE, clip
 
-UPDATE_INSTRUCTIONS = """You are writing the answer key of a question-answering benchmark. The key is a list of \
-nuggets: short facts that a complete, correct answer to the question would state.
+UPDATE_INSTRUCTIONS = DRAFTING.instructions
+UPDATE_FORMAT = DRAFTING.reply_format
+LABEL_INSTRUCTIONS = IMPORTANCE.instructions
+LABEL_FORMAT = IMPORTANCE.reply_format
 
-A good nugget:
-- states exactly one fact (atomic): split "X does A and B" into two nuggets;
-- is short (about 3 to 15 words) and can be understood without the passages;
-- is stated by the passages and bears on the question; leave out background that does not help answer it;
-- is not a rewording of another nugget in the list.
-
-You are given the list built from earlier passages (N1, N2, ...) and new passages (P1, P2, ...). Return \
-the whole updated list: keep the earlier nuggets, make one more precise when the new passages warrant it, \
-merge two that say the same thing, and add the facts the new passages bring. Drop an earlier nugget only \
-when it is merged into another. The list holds at most {max_nuggets} nuggets; when it is full, keep the \
-ones that matter most for answering the question."""
-
-UPDATE_FORMAT = """Reply with JSON only, an object like
-{"nuggets": [{"from": ["N2"], "text": "the nugget", "support": ["P1", "P3"]}, {"from": [], "text": "a new fact", "support": ["P2"]}]}
-"from" lists the earlier nuggets this one keeps, rewords or merges ([] for a new nugget); "support" lists \
-the new passages that state the nugget ([] when none of them does)."""
-
-LABEL_INSTRUCTIONS = """You are deciding how important each nugget (a short fact) is for answering a question.
-
-vital - a good answer must state it: without it the answer is incomplete or misleading.
-okay - worth stating, but an answer can be good without it.
-
-Judge each nugget by what the question asks, not by how interesting the fact is."""
-
-LABEL_FORMAT = """Reply with JSON only: a list with one object per nugget, in the order given, like
-[{"nugget": "N1", "importance": "vital"}, {"nugget": "N2", "importance": "okay"}]"""
-
-PASSAGE_CHARS = 6000
 
 
 def prompts_sha256() -> str:
@@ -78,7 +53,7 @@ def update_messages(question: str, narrative: str | None, nuggets: list[str], pa
         parts.append("Nuggets so far:\n" + "\n".join(f"N{i}: {t}" for i, t in enumerate(nuggets, 1)))
     else:
         parts.append("Nuggets so far: none yet.")
-    parts.append("New passages:\n\n" + "\n\n".join(f"[P{i}] {_clip(p)}" for i, p in enumerate(passages, 1)))
+    parts.append("New passages:\n\n" + "\n\n".join(f"[P{i}] {clip(p)}" for i, p in enumerate(passages, 1)))
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
@@ -92,9 +67,25 @@ def label_messages(question: str, narrative: str | None, nuggets: list[str]) -> 
             {"role": "user", "content": "\n\n".join(parts)}]
 
 
+def update_bound(max_nuggets: int) -> int:
+    """`max_tokens` for an updated list of up to `max_nuggets` nuggets."""
+    return DRAFTING.max_tokens(max_nuggets)
+
+
+def label_bound(n_nuggets: int) -> int:
+    """`max_tokens` for the labels of `n_nuggets` nuggets."""
+    return IMPORTANCE.max_tokens(n_nuggets)
+
+
 def parse_update(text: str, n_nuggets: int, n_passages: int, max_nuggets: int) -> list[Updated]:
-    """The updated list from a reply (at most `max_nuggets`, in the reply's order; later repeats merged)."""
-    data = extract_json(text)
+    """The updated list from a reply's final answer (at most `max_nuggets`, in order; later repeats merged).
+
+    Only a top-level object with a "nuggets" list (or a top-level list of nugget objects) is an answer.
+    """
+    return final_answer(text, lambda value: _read_update(value, n_nuggets, n_passages, max_nuggets))
+
+
+def _read_update(data, n_nuggets: int, n_passages: int, max_nuggets: int) -> list[Updated]:
     if isinstance(data, dict):
         data = data.get("nuggets")
         if not isinstance(data, list):
@@ -102,10 +93,8 @@ def parse_update(text: str, n_nuggets: int, n_passages: int, max_nuggets: int) -
     out: list[Updated] = []
     seen: dict[str, int] = {}
     for k, item in enumerate(data, 1):
-        if isinstance(item, str):
-            item = {"text": item}
         if not isinstance(item, dict):
-            raise ParseError(f"nugget {k} is not an object")
+            raise ParseError(f'nugget {k} is not an object with "from", "text" and "support"')
         body = item.get("text")
         if not isinstance(body, str) or not body.strip():
             raise ParseError(f'nugget {k} has no "text"')
@@ -124,8 +113,11 @@ def parse_update(text: str, n_nuggets: int, n_passages: int, max_nuggets: int) -
 
 
 def parse_labels(text: str, n_nuggets: int) -> list[str]:
-    """One of vital/okay per nugget, in order; every nugget must be labelled exactly once."""
-    data = extract_json(text)
+    """One of vital/okay per nugget, in order, from the reply's final answer; each nugget labelled once."""
+    return final_answer(text, lambda value: _read_labels(value, n_nuggets))
+
+
+def _read_labels(data, n_nuggets: int) -> list[str]:
     if isinstance(data, dict):
         data = data.get("labels") or data.get("nuggets") or data.get("importance")
         if not isinstance(data, list):
@@ -140,8 +132,8 @@ def parse_labels(text: str, n_nuggets: int) -> list[str]:
         value = str(item.get("importance", "")).strip().lower()
         if value not in ("vital", "okay"):
             raise ParseError(f'item {k}: importance must be "vital" or "okay", not {item.get("importance")!r}')
-        if index in labels:
-            raise ParseError(f"N{index + 1} is labelled twice")
+        if index in labels and labels[index] != value:
+            raise ParseError(f"N{index + 1} is labelled twice, {labels[index]} and {value}; give each nugget one label")
         labels[index] = value
     missing = [f"N{i + 1}" for i in range(n_nuggets) if i not in labels]
     if missing:
@@ -176,7 +168,3 @@ def _labels(value, prefix: str, limit: int, where: str, key: str) -> tuple[int, 
 def _union(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(dict.fromkeys(a + b))
 
-
-def _clip(text: str, limit: int = PASSAGE_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + " ..."

@@ -81,7 +81,7 @@ def write_qrels(df: pd.DataFrame, path: Union[str, "os.PathLike[str]", TextIO]) 
     if hasattr(path, "write"):
         path.writelines(lines)  # type: ignore[union-attr]
         return
-    with open_output(path) as f:  # type: ignore[arg-type]
+    with open_output(path) as f:
         f.writelines(lines)
 
 

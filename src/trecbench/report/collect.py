@@ -297,11 +297,13 @@ def workspace_qrels(ws: Any, options: ReportOptions) -> tuple[pd.DataFrame | Non
     return to_qrels(grades), propagated, pool
 
 
-def _score_one(qrels: pd.DataFrame, source: RunSource, measures: Sequence[str]) -> pd.DataFrame:
-    from trecbench import evaluate
+def _score_one(qrels: pd.DataFrame, source: RunSource, measures: Sequence[str]) -> tuple[pd.DataFrame, list]:
+    """Per-topic scores of one run, and the Judged@10 warning if the qrels judge too little of it."""
+    from trecbench.evaluation.retrieval import low_judged, score_runs, to_frame
 
     runs = {source.name: source.path} if source.name else [source.path]
-    return evaluate(qrels[["query_id", "doc_id", "relevance"]], runs, list(measures), per_topic=True)
+    results = score_runs(qrels[["query_id", "doc_id", "relevance"]], runs, list(measures), judged_k=10)
+    return to_frame(results, per_topic=True), low_judged(results)
 
 
 def retrieval_section(qrels: pd.DataFrame | None, sources: list[RunSource], options: ReportOptions,
@@ -328,7 +330,9 @@ def retrieval_section(qrels: pd.DataFrame | None, sources: list[RunSource], opti
         futures = [(s, pool.submit(_score_one, qrels, s, options.measures)) for s in sources]
         for source, future in futures:
             try:
-                frames.append((source, future.result()))
+                frame, low = future.result()
+                frames.append((source, frame))
+                section.notes.extend(f"unjudged documents: {warning}" for warning in low)
             except InputError as e:
                 if source.origin == "--runs":
                     raise

@@ -10,6 +10,7 @@ import pandas as pd
 from trecbench._trecfile import (
     PathLike,
     fast_table,
+    has_comment_lines,
     has_duplicate_pairs,
     numbered_fields,
     object_column,
@@ -27,8 +28,9 @@ _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 def read_run(path: PathLike, *, strict: bool = False) -> pd.DataFrame:
     """A run as columns `query_id`, `doc_id` (str), `score` (float64) in file order.
 
-    `df.attrs["runid"]` is the tag of the first line, `df.attrs["path"]` the path. The rank and Q0
-    columns are ignored. Fields after the sixth are tolerated, as trec_eval does, unless `strict`.
+    `df.attrs["runid"]` is the tag of the last line (the one trec_eval prints), `df.attrs["path"]` the
+    path. The rank and Q0 columns are ignored. Lines whose first non-blank character is `#` are comments
+    (trec_eval 10 skips them). Fields after the sixth are tolerated, as trec_eval does, unless `strict`.
     Raises InputError listing every problem, each as `path:line: what is wrong`.
     """
     data = read_bytes(path)
@@ -72,26 +74,28 @@ def _fast_run(data: bytes, path: str, *, all_columns: bool) -> pd.DataFrame | No
         if frame is not None:
             return frame
     if all_columns:
-        table = fast_table(data)
+        table = fast_table(data, comments=True)
         if table is None or table.shape[1] != 6:
             return None
         scores = strict_floats(table[4])
     else:
-        table = fast_table(data, usecols=[0, 2, 4, 5], floats=(4,))
+        table = fast_table(data, usecols=[0, 2, 4, 5], floats=(4,), comments=True)
         scores = None if table is None else table[4].to_numpy(dtype=np.float64)
-    if scores is None or not np.isfinite(scores).all():
+    if table is None or scores is None or not np.isfinite(scores).all():
         return None
     if (table[5].to_numpy() == "").any():  # a short line: pandas pads it with empty fields
         return None
     if has_duplicate_pairs(table[0], table[2]):
         return None
     frame = pd.DataFrame({"query_id": table[0], "doc_id": table[2], "score": scores})
-    return _finish(frame, runid=table[5].iat[0], path=path)
+    return _finish(frame, runid=table[5].iat[-1], path=path)
 
 
 def _arrow_run(data: bytes, path: str) -> pd.DataFrame | None:
     """pyarrow's reader for runs with single-space or single-tab separators (most runs); None otherwise."""
     if b"\x00" in data or b"\x0b" in data or b"\x0c" in data or data.count(b"\r") != data.count(b"\r\n"):
+        return None
+    if b"#" in data and has_comment_lines(data):
         return None
     try:
         data.decode("utf-8")
@@ -102,7 +106,7 @@ def _arrow_run(data: bytes, path: str) -> pd.DataFrame | None:
     if table is None or duplicated_pairs(table["qid"], table["docid"]):
         return None
     frame = pd.DataFrame({"query_id": table["qid"], "doc_id": table["docid"], "score": table["score"]})
-    return _finish(frame, runid=str(table["tag"].iat[0]), path=path)
+    return _finish(frame, runid=str(table["tag"].iat[-1]), path=path)
 
 
 def _scan_run(data: bytes, path: str) -> tuple[pd.DataFrame | None, list[tuple[Problem, bool]]]:
@@ -116,7 +120,7 @@ def _scan_run(data: bytes, path: str) -> tuple[pd.DataFrame | None, list[tuple[P
     found: list[tuple[Problem, bool]] = []  # (problem, blocks reading), in the order found
     first_line: dict[tuple[str, str], int] = {}
     runid = None
-    for item in numbered_fields(data, path):
+    for item in numbered_fields(data, path, comments=True):
         if isinstance(item, Problem):
             found.append((item, True))
             continue
@@ -129,7 +133,7 @@ def _scan_run(data: bytes, path: str) -> tuple[pd.DataFrame | None, list[tuple[P
             extra = quoted(" ".join(fields[6:]))
             found.append((Problem(path, line, f"{n} fields, expected 6: {RUN_FORMAT} (extra: {extra})"), False))
         qid, docid, text = fields[0], fields[2], fields[4]
-        runid = fields[5] if runid is None else runid
+        runid = fields[5]
         score, why = _parse_score(text)
         if why:
             found.append((Problem(path, line, f"score {quoted(text)} {why}"), True))

@@ -12,17 +12,12 @@ import json
 from typing import Any, Awaitable, Sequence
 
 from trecbench.evaluation.assign import LABELS, NuggetAssignment, TopicAssignment, normalise_label
+from trecbench.llm.prompts import ASSIGNMENT
 
 BATCH = 10  # nuggets per call (at most)
 PURPOSE = "nugget-assign"
 
-SYSTEM = """You check written answers against a list of facts ("nuggets") that a good answer to the \
-question should state. For each nugget, decide how well the answer states it:
-- "support": the answer states the fact fully (in any wording).
-- "partial_support": the answer states part of the fact, or states it vaguely or with less precision.
-- "not_support": the answer does not state the fact, or says something that contradicts it.
-Judge only what the answer says; do not use outside knowledge, and do not give credit for facts that \
-are merely consistent with the answer."""
+SYSTEM = ASSIGNMENT.instructions
 
 USER = """Question: {question}
 
@@ -32,8 +27,7 @@ Answer:
 Nuggets:
 {nuggets}
 
-Reply with only a JSON object of the form {{"labels": [...]}} holding exactly {n} labels, one per \
-nugget in the order listed, each "support", "partial_support" or "not_support"."""
+"""
 
 
 def make_client(model: Any, *, api_base: str | None = None, api_key: str | None = None,
@@ -61,12 +55,13 @@ def run_all(coroutines: Sequence[Awaitable[Any]], client: Any = None) -> list[An
 
 def labels_parser(n: int):
     """Parser of a reply holding exactly `n` labels; raises ParseError with a reason a model can act on."""
-    from trecbench.llm import ParseError, json_object
+    from trecbench.llm import ParseError
+    from trecbench.llm.parse import final_answer
 
-    read = json_object("labels")
-
-    def parse(text: str) -> list[str]:
-        labels = read(text)["labels"]
+    def read(value: Any) -> list[str]:
+        if not isinstance(value, dict) or "labels" not in value:
+            raise ParseError('expected a JSON object with a "labels" list')
+        labels = value["labels"]
         if not isinstance(labels, list):
             raise ParseError('"labels" must be a list')
         if len(labels) != n:
@@ -81,14 +76,14 @@ def labels_parser(n: int):
             out.append(label)
         return out
 
-    return parse
+    return lambda text: final_answer(text, read)
 
 
 def messages(question: str, answer: str, nuggets: Sequence[str]) -> list[dict]:
     listed = "\n".join(f"{i}. {text}" for i, text in enumerate(nuggets, start=1))
+    user = USER.format(question=question or "(not given)", answer=answer or "(empty)", nuggets=listed)
     return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": USER.format(question=question or "(not given)", answer=answer or "(empty)",
-                                                    nuggets=listed, n=len(nuggets))}]
+            {"role": "user", "content": user + ASSIGNMENT.reply_format.format(n=len(nuggets))}]
 
 
 class LLMAssigner:
@@ -112,7 +107,8 @@ class LLMAssigner:
             for start in range(0, len(nuggets), self.batch_size):
                 batch = nuggets[start:start + self.batch_size]
                 jobs.append(self.client.ask(messages(question, answer.text, [n.text for n in batch]),
-                                            parse=labels_parser(len(batch)), purpose=PURPOSE))
+                                            parse=labels_parser(len(batch)), schema=ASSIGNMENT.response_schema(),
+                                            max_tokens=ASSIGNMENT.max_tokens(len(batch)), purpose=PURPOSE))
                 where.append((p, batch))
         outcomes = run_all(jobs, self.client) if jobs else []
         labelled: list[list[NuggetAssignment]] = [[] for _ in pairs]

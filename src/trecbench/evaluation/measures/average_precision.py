@@ -121,7 +121,8 @@ def _iprec_values(d: Derived, points, version: int) -> list[np.ndarray]:
         rank = _rank_of_nth_rel(d, cut)
         at_cut = interp[np.arange(len(cut)), rank] if d.r.depth else np.zeros(len(cut))
         v = np.where(cut <= 0, overall, np.where(cut <= d.num_rel_ret, at_cut, 0.0))
-        values.append(v)
+        # nothing retrieved (-J can leave a topic empty): trec_eval's precision there is 0/0
+        values.append(np.where((d.num_ret == 0) & (cut <= 0), np.nan, v))
     return values
 
 
@@ -139,6 +140,14 @@ def _11pt_avg(d: Derived, params: RawParams) -> list[Output]:
     return [Output(params.suffix("11pt_avg"), total / float(len(points)))]
 
 
+def _recall_points(raw: str | None) -> RawParams:
+    params = doubles_params(RECALL_POINTS)(raw)
+    if list(params.values) != sorted(params.values):
+        # trec_eval walks the points from the last given down: out of order, its numbers mean nothing
+        raise ValueError(f"recall points must be in increasing order: {raw!r}")
+    return params
+
+
 def _gm_map(d: Derived, p) -> list[Output]:
     return [Output("gm_map", _map(d, p)[0].values)]
 
@@ -154,5 +163,5 @@ register(Family("infAP", "Inferred AP (Yilmaz and Aslam, CIKM 2006).", _infap, n
 register(Family("gm_bpref", "Geometric mean of bpref over topics.", _gm_bpref, no_params,
                 summary=GEOMETRIC, per_topic=False))
 register(Family("11pt_avg", "Interpolated precision averaged over 11 recall points.", _11pt_avg,
-                doubles_params(RECALL_POINTS)))
+                _recall_points))
 register(Family("map_cut", "AP over the top k documents (divided by all relevant).", _map_cut, long_cutoffs(CUTS)))

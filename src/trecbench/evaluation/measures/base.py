@@ -8,9 +8,10 @@ printed digits match it exactly.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -39,7 +40,7 @@ class Family:
 
     name: str
     doc: str
-    compute: Callable[["Derived", object], list[Output]]
+    compute: Callable[["Derived", Any], list[Output]]  # the second argument is what `parse` returns
     parse: Callable[[str | None], object]
     summary: str = MEAN
     kind: str = DOUBLE
@@ -62,15 +63,40 @@ def register(family: Family) -> Family:
 
 # ---- parameter parsers (trec_eval's meas_init conventions) ----
 
+_C_INT = re.compile(r"[ \t]*[+-]?[0-9]+(?:\.[0-9]*)?")
+_C_FLOAT = re.compile(r"[ \t]*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def c_atol(text: str) -> int:
+    """An integer parameter as trec_eval reads it (C's atol: `23.4` is 23); ValueError where atol would
+    stop early and read another number than written (`1e2` is 1 to trec_eval) or read nothing ('' is 0)."""
+    if not _C_INT.fullmatch(text):
+        raise ValueError(f"{text!r} is not an integer")
+    return int(text.strip().split(".")[0])
+
+
+def c_atof(text: str) -> float:
+    """A decimal parameter (C's atof on a plain number); ValueError for anything else (`inf`, `1_0`, '')."""
+    if not _C_FLOAT.fullmatch(text):
+        raise ValueError(f"{text!r} is not a number")
+    return float(text)
+
+
+def _no_duplicates(values: list, raw: str) -> None:
+    if len(set(values)) != len(values):
+        raise ValueError(f"duplicate cutoffs in {raw!r} (trec_eval refuses them)")
+
+
 def long_cutoffs(default: Sequence[int]) -> Callable[[str | None], tuple[int, ...]]:
-    """Comma-separated positive cutoffs, sorted and de-duplicated (`P.5,7,3` -> 3,5,7)."""
+    """Comma-separated positive cutoffs, sorted (`P.5,7,3` -> 3,5,7); duplicates refused, as trec_eval does."""
 
     def parse(raw: str | None) -> tuple[int, ...]:
         if not raw:
             return tuple(default)
-        values = sorted({int(float(v)) for v in raw.split(",") if v != ""})
-        if not values or values[0] <= 0:
+        values = sorted(c_atol(v) for v in raw.split(","))
+        if values[0] <= 0:
             raise ValueError(f"cutoffs must be positive integers: {raw!r}")
+        _no_duplicates(values, raw)
         return tuple(values)
 
     return parse
@@ -80,7 +106,9 @@ def double_cutoffs(default: Sequence[float]) -> Callable[[str | None], tuple[flo
     def parse(raw: str | None) -> tuple[float, ...]:
         if not raw:
             return tuple(default)
-        return tuple(sorted({float(v) for v in raw.split(",") if v != ""}))
+        values = sorted(c_atof(v) for v in raw.split(","))
+        _no_duplicates(values, raw)
+        return tuple(values)
 
     return parse
 
@@ -104,7 +132,7 @@ def pairs_params(raw: str | None) -> RawParams:
             key, _, value = item.partition("=")
             if not _:
                 raise ValueError(f"expected name=value pairs: {raw!r}")
-            pairs[key] = float(value)
+            pairs[key] = c_atof(value)
     return RawParams(raw, (), pairs)
 
 
@@ -112,14 +140,13 @@ def doubles_params(default: Sequence[float]) -> Callable[[str | None], RawParams
     def parse(raw: str | None) -> RawParams:
         if not raw:
             return RawParams(None, tuple(default))
-        return RawParams(raw, tuple(sorted({float(v) for v in raw.split(",") if v != ""})))
+        return RawParams(raw, tuple(c_atof(v) for v in raw.split(",")))  # as given, as trec_eval keeps them
 
     return parse
 
 
 def no_params(raw: str | None) -> None:
-    if raw:
-        raise ValueError(f"takes no parameters: {raw!r}")
+    """A family without parameters; trec_eval ignores any given (the caller says so)."""
     return None
 
 
@@ -276,6 +303,6 @@ def pad_to(matrix: np.ndarray, width: int) -> np.ndarray:
 __all__ = [
     "PAD", "Derived", "Family", "Output", "REGISTRY", "TABLE_ORDER", "register", "safe_divide",
     "row_sums", "long_cutoffs", "double_cutoffs", "pairs_params", "doubles_params", "no_params",
-    "RawParams", "MEAN", "SUM", "GEOMETRIC", "NONE", "RUNID", "NUM_Q", "DOUBLE", "LONG", "STRING",
+    "RawParams", "c_atol", "c_atof", "MEAN", "SUM", "GEOMETRIC", "NONE", "RUNID", "NUM_Q", "DOUBLE", "LONG", "STRING",
     "MIN_GEO_MEAN", "log2_table", "pad_to",
 ]

@@ -6,7 +6,8 @@ import numpy as np
 from trecbench.evaluation.rankings import NONPOOL, UNJUDGED
 
 from .base import (
-    LONG, NUM_Q, RUNID, STRING, SUM, NONE, Derived, Family, Output, long_cutoffs, no_params, register,
+    LONG, NUM_Q, RUNID, STRING, SUM, NONE, Derived, Family, Output, RawParams, c_atof, long_cutoffs, no_params,
+    register,
 )
 
 
@@ -14,7 +15,7 @@ def _empty(d: Derived, _p) -> list[Output]:
     return []
 
 
-register(Family("runid", "The run's tag (sixth column of its first line).", _empty, no_params,
+register(Family("runid", "The run's tag (sixth column of its last line).", _empty, no_params,
                 summary=RUNID, kind=STRING, per_topic=False))
 register(Family("num_q", "Number of topics evaluated.", _empty, no_params,
                 summary=NUM_Q, kind=LONG, per_topic=False))
@@ -49,8 +50,8 @@ register(Family("unj", "Fraction of the top k documents that are not judged (tre
                 _unj, long_cutoffs((5, 10, 20)), versions=(10,)))
 
 
-def _relstring(d: Derived, params) -> list[Output]:
-    length = params
+def _relstring(d: Derived, params: RawParams) -> list[Output]:
+    length = max(int(params.values[0]), 0)
     chars = np.full(d.rel.shape, "<", dtype="<U1")
     digits = (d.rel >= 0) & (d.rel <= 9)
     chars[digits] = d.rel[digits].astype(str)
@@ -58,12 +59,11 @@ def _relstring(d: Derived, params) -> list[Output]:
     chars[d.rel == NONPOOL] = "-"
     chars[d.rel == UNJUDGED] = "."
     strings = np.array(["".join(row[: min(length, n)]) for row, n in zip(chars, d.num_ret)], dtype=object)
-    name = "relstring" if length == 10 and not getattr(d, "_relstring_named", False) else f"relstring_{length}"
-    return [Output(name, strings, STRING)]
+    return [Output(params.suffix("relstring"), strings, STRING)]
 
 
-def _relstring_params(raw: str | None) -> int:
-    return 10 if not raw else int(float(raw))
+def _relstring_params(raw: str | None) -> RawParams:
+    return RawParams(raw, (c_atof(raw.split(",")[0]),) if raw else (10.0,))
 
 
 register(Family("relstring", "Relevance of the top N (default 10) documents as a string (per topic only).",

@@ -4,6 +4,8 @@ Gains default to the grade; `ndcg.1=3,2=9` style parameters override single grad
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from trecbench.evaluation.rankings import PAD
@@ -72,29 +74,52 @@ def _ndcg_rel(d: Derived, params: RawParams) -> list[Output]:
 
 def _rndcg(d: Derived, params: RawParams) -> list[Output]:
     g = d.gains(params.pairs)
-    dcg = _discounted(g.results)
-    ideal = _discounted(g.ideal)
     values = np.zeros(len(d.r.qids))
+    levels = d.r.rel_levels
     for t in range(len(d.r.qids)):
-        if d.num_rel[t] == 0:
-            continue
-        ideal_gains = g.ideal[t][g.ideal[t] > 0]
-        n_ideal = len(ideal_gains)
-        n_ret = int(d.num_ret[t])
-        # positions where the ideal gain changes value (including the drop to 0 after the last)
-        bounds = [i for i in range(1, n_ideal) if ideal_gains[i] != ideal_gains[i - 1]] + [n_ideal]
-        total, count = 0.0, 0
-        for b in bounds:
-            if b == 0:
-                continue
-            got = dcg[t, min(b, n_ret) - 1] if min(b, n_ret) > 0 else 0.0
-            total += got / ideal[t, b - 1]
-            count += 1
-        if n_ideal < n_ret and n_ideal > 0:
-            total += dcg[t, n_ret - 1] / ideal[t, n_ideal - 1]
-            count += 1
-        values[t] = total / count if count else 0.0
+        if d.num_rel[t] > 0:
+            # trec_eval's gain levels of a topic: its grades up to the highest it has, and every given gain
+            graded = np.flatnonzero(levels[t])
+            used = [g.table[i] for i in range(graded[-1] + 1 if len(graded) else 0) if i not in g.explicit]
+            top = max(used + list(g.explicit.values()), default=0.0)
+            values[t] = _rndcg_topic(g.results[t], int(d.num_ret[t]), g.ideal[t][g.ideal[t] > 0], top)
     return [Output(params.suffix("Rndcg"), values)]
+
+
+def _rndcg_topic(gains: np.ndarray, n_ret: int, ideal: np.ndarray, top_gain: float) -> float:
+    """trec_eval's walk: nDCG at each rank where the ideal gain changes (its drop to 0 included) and,
+    when documents remain after that drop, once more at the last retrieved document; 0/0 is NaN."""
+    log2 = log2_table(max(n_ret, len(ideal)) + 2)
+    state = {"dcg": 0.0, "ideal_dcg": 0.0, "total": 0.0, "count": 0, "previous": top_gain}
+
+    def level_change() -> None:  # one more nDCG value, if the ideal has gained anything yet
+        if state["ideal_dcg"] > 0.0:
+            state["total"] += state["dcg"] / state["ideal_dcg"]
+            state["count"] += 1
+
+    def step(i: int, with_result: bool) -> None:
+        current = float(ideal[i]) if i < len(ideal) else 0.0
+        if current != state["previous"]:
+            level_change()
+            state["previous"] = current
+        if with_result and gains[i] != 0:
+            state["dcg"] += gains[i] / log2[i + 2]
+        if current > 0.0:
+            state["ideal_dcg"] += current / log2[i + 2]
+
+    i = 0
+    while i < n_ret and state["previous"] > 0.0:
+        step(i, True)
+        i += 1
+    if i < n_ret:
+        for j in range(i, n_ret):
+            if gains[j] != 0:
+                state["dcg"] += gains[j] / log2[j + 2]
+        level_change()
+    while state["previous"] > 0.0:
+        step(i, False)
+        i += 1
+    return state["total"] / state["count"] if state["count"] else math.nan
 
 
 def _g(d: Derived, params: RawParams) -> list[Output]:
@@ -151,14 +176,14 @@ def _rbp(d: Derived, params: RawParams) -> list[Output]:
     return [Output(params.suffix("rbp"), (1.0 - p) * total)]
 
 
-def _rbp_resid(d: Derived, _p) -> list[Output]:
-    p = 0.9
+def _rbp_resid(d: Derived, params: RawParams) -> list[Output]:
+    p = _rbp_p(params)
     pw = _powers(p, d.r.depth)
     unj = (d.rel < 0) & (d.rel != PAD)
     total = row_sums(np.where(unj, pw[None, : d.r.depth], 0.0)) if d.r.depth else np.zeros(len(d.r.qids))
     final = pw[d.num_ret]
     value = np.where(unj.any(axis=1) if d.r.depth else False, final + (1 - p) * total, 0.0)
-    return [Output("rbp_resid", value)]
+    return [Output(params.suffix("rbp_resid"), value)]
 
 
 register(Family("binG", "Binary G: mean over relevant documents of 1/log2(2 + non-relevant before it).",
@@ -171,5 +196,5 @@ register(Family("Rndcg", "nDCG averaged at the R-levels of each grade (experimen
 register(Family("ndcg_cut", "nDCG at cutoffs.", _ndcg_cut, long_cutoffs(CUTS)))
 register(Family("rbp", "Rank-biased precision (Moffat and Zobel, TOIS 2008), p = 0.9 by default.", _rbp,
                 pairs_params, versions=(10,)))
-register(Family("rbp_resid", "Residual of rank-biased precision from unjudged documents.", _rbp_resid,
-                no_params, versions=(10,)))
+register(Family("rbp_resid", "Residual of rank-biased precision from unjudged documents (p = 0.9 by default).",
+                _rbp_resid, pairs_params, versions=(10,)))

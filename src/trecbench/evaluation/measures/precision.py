@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Derived, Family, Output, RawParams, double_cutoffs, long_cutoffs, no_params, register, safe_divide
+from .base import (
+    Derived, Family, Output, RawParams, c_atof, double_cutoffs, long_cutoffs, no_params, register, safe_divide,
+)
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
@@ -42,15 +44,16 @@ def _utility(d: Derived, params: RawParams) -> list[Output]:
     rel_ret = d.num_rel_ret.astype(np.float64)
     nonrel_ret = (d.num_ret - d.num_rel_ret).astype(np.float64)
     rel_nonret = (d.num_rel - d.num_rel_ret).astype(np.float64)
-    # no collection size is known, so nonrel_nonret is 0 (trec_eval without -N)
-    value = a * rel_ret + b * nonrel_ret + c * rel_nonret + dd * 0.0
+    # no collection size is known: nonrel_nonret is 0 + rel_ret - ret - rel, as trec_eval computes it without -N
+    nonrel_nonret = (d.num_rel_ret - d.num_ret - d.num_rel).astype(np.float64)
+    value = a * rel_ret + b * nonrel_ret + c * rel_nonret + dd * nonrel_nonret
     return [Output(params.suffix("utility"), value)]
 
 
 def _utility_params(raw: str | None) -> RawParams:
     if not raw:
         return RawParams(None, (1.0, -1.0, 0.0, 0.0))
-    values = tuple(float(v) for v in raw.split(","))
+    values = tuple(c_atof(v) for v in raw.split(","))
     if len(values) != 4:
         raise ValueError(f"utility takes four coefficients a,b,c,d: {raw!r}")
     return RawParams(raw, values)
@@ -73,17 +76,17 @@ def _set_map(d: Derived, _p) -> list[Output]:
     return [Output("set_map", safe_divide(rr * rr, d.num_ret.astype(np.float64) * d.num_rel))]
 
 
-def _set_f(d: Derived, beta) -> list[Output]:
+def _set_f(d: Derived, params: RawParams) -> list[Output]:
+    # trec_eval's set_F.x: (x + 1) P R / (x P + R), x as given (not squared), named set_F_<x as written>
+    x = params.values[0]
     p = safe_divide(d.num_rel_ret, d.num_ret)
     r = safe_divide(d.num_rel_ret, d.num_rel)
-    b2 = beta * beta
-    value = safe_divide((b2 + 1.0) * p * r, b2 * p + r)
-    name = "set_F" if beta == 1.0 else f"set_F_{beta:3.2f}"
-    return [Output(name, value)]
+    value = np.where(d.num_rel_ret > 0, safe_divide((x + 1.0) * p * r, x * p + r), 0.0)
+    return [Output(params.suffix("set_F"), value)]
 
 
-def _beta(raw: str | None) -> float:
-    return 1.0 if not raw else float(raw)
+def _set_f_params(raw: str | None) -> RawParams:
+    return RawParams(raw, (c_atof(raw.split(",")[0]),) if raw else (1.0,))
 
 
 register(Family("P", "Precision at cutoffs: relevant in the top k / k.", _p, long_cutoffs(CUTS)))
@@ -98,4 +101,5 @@ register(Family("set_P", "Relevant retrieved / retrieved.", _set_p, no_params))
 register(Family("set_relative_P", "Relevant retrieved / min(retrieved, R).", _set_relative_p, no_params))
 register(Family("set_recall", "Relevant retrieved / R.", _set_recall, no_params))
 register(Family("set_map", "set_P * set_recall.", _set_map, no_params))
-register(Family("set_F", "F-measure of set_P and set_recall (beta 1 by default).", _set_f, _beta))
+register(Family("set_F", "(x + 1) P R / (x P + R) of set_P and set_recall (x = 1 by default).", _set_f,
+                _set_f_params))

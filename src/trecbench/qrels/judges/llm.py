@@ -10,12 +10,18 @@ import asyncio
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, Iterable
 
 from trecbench.errors import InputError
 from trecbench.store import Judge, Judgment, Workspace, text_hash
 
-from .prompts import Example, Prompt, build_messages, parse_grades
+from trecbench.llm.prompts import RELEVANCE
+from trecbench.llm.records import Usage
+
+from .prompts import Example, Prompt, build_messages, grade_bound, parse_grades
+
+REASK_MISSING = 2  # times the passages a batch reply left out are asked again on their own
 
 
 @dataclass(frozen=True)
@@ -32,11 +38,15 @@ class Report:
     failed: list[tuple[str, str, str]] = field(default_factory=list)  # (qid, docid, why)
     skipped: int = 0  # already judged by this judge
     stopped: str | None = None  # why the run stopped early (budget), if it did
-    calls: int = 0
-    cached: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
+    usage: Usage = field(default_factory=Usage)  # every reply of the run, re-asks and cache hits included
+    fatal: BaseException | None = None  # a model error every further call would meet (bad key, no such model)
+
+    # The totals the summary line prints.
+    calls = property(lambda self: self.usage.calls)
+    cached = property(lambda self: self.usage.cached)
+    prompt_tokens = property(lambda self: self.usage.prompt_tokens)
+    completion_tokens = property(lambda self: self.usage.completion_tokens)
+    cost = property(lambda self: self.usage.cost)
 
 
 def model_judge(model: str, prompt: Prompt, *, batch: int, samples: int, params: dict) -> Judge:
@@ -119,6 +129,37 @@ class _Judger:
         self.report.failed.append((qid, docid, why))
         return Judgment(qid, docid, None, self.judge_id, status="failed", error=why, **extra)
 
+    async def _sample(self, topic, texts: list[str], examples: list[Example], seed: int
+                      ) -> tuple[list[tuple[int, str] | None], str, str | None]:
+        """One sample's (grade, reason) per passage, the error for those left without one, and the last reply.
+
+        A reply that grades only some passages keeps those; the others are asked again on their own,
+        up to `REASK_MISSING` times, so one missing passage never costs the batch's other grades.
+        """
+        results: list[tuple[int, str] | None] = [None] * len(texts)
+        todo = list(range(len(texts)))
+        extra = {"seed": seed} if self.samples > 1 else {}
+        error, raw = "", None
+        for _ in range(1 + REASK_MISSING):
+            asked = [texts[i] for i in todo]
+            messages = build_messages(self.prompt, topic.text, asked, narrative=topic.narrative, examples=examples)
+            outcome = await self.llm.ask(
+                messages, parse=partial(parse_grades, n_passages=len(asked), max_grade=self.prompt.max_grade),
+                schema=RELEVANCE.response_schema(), purpose="judge", max_tokens=grade_bound(len(asked)), **extra)
+            self.report.usage += Usage.of(outcome.completions)
+            raw = outcome.raw if outcome.raw is not None else raw
+            if not outcome.ok:
+                error = outcome.error or "no reply"
+                break
+            for i, got in zip(todo, outcome.value):
+                results[i] = got
+            todo = [i for i in todo if results[i] is None]
+            if not todo:
+                break
+            error = (f"the reply graded only some passages of the batch; no grade for this one after "
+                     f"{1 + REASK_MISSING} asks")
+        return results, error, raw
+
     async def __call__(self, task: Task) -> dict[str, int | None]:
         """{docid: grade, or None when it failed}; every judgment is recorded before returning."""
         ws, report = self.ws, self.report
@@ -136,33 +177,19 @@ class _Judger:
                 hashes.append(text_hash(doc.text))  # the document's text, as evidence links hash it
         grades: dict[str, int | None] = {r.docid: None for r in rows}
         if present:
-            messages = build_messages(self.prompt, topic.text, texts, narrative=topic.narrative,
-                                      examples=self.examples.get(task.qid, []))
-            outcomes = []
-            for s in range(self.samples):
-                extra = {"seed": s} if self.samples > 1 else {}
-                outcome = await self.llm.ask(
-                    messages, parse=lambda text: parse_grades(text, len(texts), self.prompt.max_grade),
-                    purpose="judge", **extra)
-                for c in outcome.completions:
-                    report.calls += 0 if c.cached else 1
-                    report.cached += 1 if c.cached else 0
-                    report.prompt_tokens += c.prompt_tokens
-                    report.completion_tokens += c.completion_tokens
-                    report.cost += c.cost
-                outcomes.append(outcome)
-            good = [o for o in outcomes if o.ok]
-            raws = [o.raw for o in outcomes]
+            examples = self.examples.get(task.qid, [])
+            samples = [await self._sample(topic, texts, examples, s) for s in range(self.samples)]
+            raws = [raw for _, _, raw in samples]
             raw = raws[0] if self.samples == 1 else json.dumps(raws)
             for i, (docid, digest) in enumerate(zip(present, hashes)):
-                if not good:
-                    rows.append(self._fail(task.qid, docid, outcomes[-1].error or "no reply", raw_reply=raw,
-                                           doc_hash=digest))
-                    grades[docid] = None
+                given = [got for got in (sample[0][i] for sample in samples) if got is not None]
+                if not given:
+                    why = next((e for _, e, _ in samples if e), "no reply")
+                    rows.append(self._fail(task.qid, docid, why, raw_reply=raw, doc_hash=digest))
                     continue
-                grade = vote([o.value[i][0] for o in good])
-                reason = next(o.value[i][1] for o in good if o.value[i][0] == grade)
-                note = None if len(good) == self.samples else f"{self.samples - len(good)} of {self.samples} samples failed"
+                grade = vote([g for g, _ in given])
+                reason = next(r for g, r in given if g == grade)
+                note = None if len(given) == self.samples else f"{self.samples - len(given)} of {self.samples} samples failed"
                 rows.append(Judgment(task.qid, docid, grade, self.judge_id, raw_reply=raw, rationale=reason,
                                      error=note, doc_hash=digest))
                 grades[docid] = grade
@@ -175,7 +202,7 @@ async def judge(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task], judge
                 samples: int = 1, examples: dict[str, list[Example]] | None = None, corpus=None,
                 on_progress: Callable[[Report, int], None] | None = None) -> Report:
     """Ask the model about every task (in order, `concurrency` at a time) and record each judgment at once."""
-    from trecbench.llm import BudgetExceeded
+    from trecbench.llm import BudgetExceeded, ModelCallError
 
     report = Report()
     one = _Judger(ws, llm, prompt, judge_id, samples=samples, examples=examples, corpus=corpus or ws.corpus(),
@@ -196,12 +223,18 @@ async def judge(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task], judge
             except BudgetExceeded as e:
                 report.stopped = str(e)
                 stop.set()
+            except ModelCallError as e:  # fatal: the task's passages are left unjudged, nothing is recorded
+                report.fatal = report.fatal or e
+                report.stopped = str(e)
+                stop.set()
             finally:
                 if on_progress:
                     on_progress(report, len(task.docids))
 
     workers = max(1, getattr(llm.config, "concurrency", 8))
     await asyncio.gather(*(worker() for _ in range(workers)))
+    if report.fatal is not None:
+        raise report.fatal
     return report
 
 
@@ -216,7 +249,7 @@ async def judge_adaptive(ws: Workspace, llm, prompt: Prompt, pool, judge_id: Jud
     (`done`) are replayed to the strategy without a call. A failed judgment counts as not relevant for
     the strategy's next choice only; it is recorded as a failure, not as a grade.
     """
-    from trecbench.llm import BudgetExceeded
+    from trecbench.llm import BudgetExceeded, ModelCallError
     from trecbench.pooling.session import JudgingSession
     from trecbench.pooling.strategies import get_strategy
 
@@ -252,6 +285,11 @@ async def judge_adaptive(ws: Workspace, llm, prompt: Prompt, pool, judge_id: Jud
                     report.stopped = str(e)
                     stop.set()
                     break
+                except ModelCallError as e:  # fatal (see `judge`)
+                    report.fatal = report.fatal or e
+                    report.stopped = str(e)
+                    stop.set()
+                    break
                 grade = grades.get(docid)
                 session.record(q, docid, grade is not None and grade >= relevant_grade)
                 if on_progress:
@@ -259,4 +297,6 @@ async def judge_adaptive(ws: Workspace, llm, prompt: Prompt, pool, judge_id: Jud
 
     workers = max(1, getattr(llm.config, "concurrency", 8))
     await asyncio.gather(*(topic_worker() for _ in range(workers)))
+    if report.fatal is not None:
+        raise report.fatal
     return report

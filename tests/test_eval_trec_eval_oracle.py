@@ -1,0 +1,94 @@
+"""Generated adversarial qrels and runs give byte for byte the output of the real trec_eval 9.0.8 and 10.0."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from conftest import SHARED
+from trec_eval_oracle import adversarial_case, build_trec_eval
+
+MEASURES = ["all_trec", "set_F.0.5", "utility.2,-1,0.5,0.25", "relstring.5", "Rndcg.1=0,2=3", "binG.5",
+            "11pt_avg.0.25,0.5", "P.3"]
+MEASURES_10 = MEASURES + ["rbp_resid.p=0.8"]
+MODES = [["-q"], ["-q", "-c"], ["-q", "-c", "-l", "2"], ["-c", "-M", "5", "-J"], ["-q", "-c", "-M", "5", "-l", "0"]]
+CASES = 24
+
+
+@pytest.fixture(scope="session")
+def trec_eval(tmp_path_factory):
+    binaries, why = build_trec_eval(SHARED.parent / "tools", tmp_path_factory.mktemp("trec_eval"))
+    if not binaries:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"trec_eval could not be built: {why}")
+        pytest.skip(f"trec_eval could not be built: {why}")
+    return binaries
+
+
+def _ours(cli_run, qrels, run, version, mode, measures):
+    args = ["eval", "retrieval", "--qrels", qrels, run, "--format", "trec_eval", "--trec-eval-version", version,
+            "--missing-topics", "zero" if "-c" in mode else "skip"]
+    args += ["-q"] * ("-q" in mode) + ["-J"] * ("-J" in mode)
+    for flag in ("-l", "-M"):
+        if flag in mode:
+            args += [flag, mode[mode.index(flag) + 1]]
+    for m in measures:
+        args += ["-m", m]
+    return cli_run(*args)
+
+
+@pytest.mark.parametrize("version", ["9", "10"])
+def test_generated_cases_print_what_trec_eval_prints(trec_eval, cli_run, tmp_path, version):
+    compared = 0
+    for seed in range(CASES):
+        qrels_text, run_text = adversarial_case(seed)
+        qrels, run = tmp_path / f"qrels{seed}", tmp_path / f"run{seed}"
+        qrels.write_text(qrels_text)
+        run.write_text(run_text)
+        measures = MEASURES_10 if version == "10" else MEASURES
+        for mode in MODES:
+            measure_args = [a for m in measures for a in ("-m", m)]
+            te = subprocess.run([str(trec_eval[version]), *mode, *measure_args, str(qrels), str(run)],
+                                capture_output=True, text=True)
+            if te.returncode != 0:
+                # trec_eval exits with an error here; trecbench prints numbers (see docs/retrieval.md)
+                continue
+            ours = _ours(cli_run, qrels, run, version, mode, measures)
+            assert ours.exit_code == 0, ours.output
+            assert ours.stdout == te.stdout, f"seed {seed}, trec_eval {version} {' '.join(mode)}"
+            compared += 1
+    assert compared >= CASES * len(MODES) // 2
+
+
+def test_zero_over_zero_prints_as_trec_eval_prints_it(trec_eval, cli_run, tmp_path):
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("1 0 a 0\n1 0 b 0\n2 0 a 1\n")
+    run.write_text("1 Q0 a 1 1 r\n2 Q0 a 1 1 r\n")
+    for version in ("9", "10"):
+        te = subprocess.run([str(trec_eval[version]), "-q", "-l", "0", "-m", "Rndcg", str(qrels), str(run)],
+                            capture_output=True, text=True)
+        ours = _ours(cli_run, qrels, run, version, ["-q", "-l", "0"], ["Rndcg"])
+        assert ours.stdout == te.stdout == "Rndcg                 \t1\t  -nan\nRndcg                 \t2\t1.0000\n" \
+                                         "Rndcg                 \tall\t  -nan\n"
+
+
+@pytest.mark.parametrize("version", ["9", "10"])
+def test_judged_only_gives_trec_eval_minus_j_output(trec_eval, cli_run, shared, version):
+    d = shared / "trec_eval_tests"
+    te = subprocess.run([str(trec_eval[version]), "-q", "-c", "-J", "-m", "all_trec", str(d / "qrels.test"),
+                         str(d / "results.trunc")], capture_output=True, text=True)
+    ours = _ours(cli_run, d / "qrels.test", d / "results.trunc", version, ["-q", "-c", "-J"], ["all_trec"])
+    assert ours.exit_code == 0, ours.output
+    assert ours.stdout == te.stdout
+    assert "-nan" in te.stdout if version == "10" else "-nan" not in te.stdout  # 10's empty stand-in ranking
+
+
+@pytest.mark.parametrize("version", ["9", "10"])
+def test_judged_only_on_a_real_run_gives_trec_eval_minus_j_output(trec_eval, cli_run, shared, version):
+    real = shared / "real"
+    qrels, run = real / "anserini-tools/qrels.dl19-passage.txt", real / "rank_llm/BM25.trec_results_dl19.txt"
+    te = subprocess.run([str(trec_eval[version]), "-q", "-J", "-l", "2", "-m", "all_trec", str(qrels), str(run)],
+                        capture_output=True, text=True)
+    ours = _ours(cli_run, qrels, run, version, ["-q", "-J", "-l", "2"], ["all_trec"])
+    assert te.returncode == 0 and ours.stdout == te.stdout

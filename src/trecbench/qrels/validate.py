@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -414,13 +415,12 @@ def _cost_per_1000(ws, judge_id: int) -> float | None:
     many passages it graded.
     """
     conn = ws.connection()
-    model = conn.execute("SELECT model FROM judges WHERE id = ?", (judge_id,)).fetchone()
-    rows = conn.execute("SELECT raw_reply FROM judgments WHERE judge_id = ? AND status = 'ok' "
-                        "AND propagated_from IS NULL", (judge_id,)).fetchall()
-    if not rows or model is None or model[0] is None:
+    name = next((s.judge.model for s in ws.judge_stats() if s.id == judge_id), None)
+    rows = ws.raw_replies(judge_id)
+    if not rows or name is None:
         return None
     texts: set[str] = set()
-    for (raw,) in rows:
+    for raw in rows:
         if raw is None:
             continue
         try:
@@ -435,9 +435,8 @@ def _cost_per_1000(ws, judge_id: int) -> float | None:
         return None
     try:
         found = conn.execute("SELECT model, response_text, cost FROM llm_cache").fetchall()
-    except Exception:  # a workspace whose model cache was never created
+    except sqlite3.OperationalError:  # a workspace whose model cache was never created
         return None
-    name = model[0]
     bare = name.split("/", 1)[-1]
     costs = [cost for m, text, cost in found if text in texts and m in (name, bare)]
     if not costs:

@@ -189,3 +189,21 @@ def test_eval_answers_command_needs_nuggets_or_assignments(cli_run, tmp_path):
     result = cli_run("eval", "answers", str(tmp_path / "x.jsonl"))
     assert result.exit_code == 2
     assert "--nuggets is required" in result.output
+
+
+def test_eval_answers_offers_the_registered_assigners(tmp_path, cli_run, monkeypatch):
+    from trecbench.evaluation import assign
+
+    monkeypatch.setitem(assign.ASSIGNERS, "citation2", ("citation", "CitationAssigner"))
+    assert "citation2" in cli_run("eval", "answers", "--help").stdout
+    nuggets = write(tmp_path, [{"qid": "q1", "query": "nuclear", "nuggets": [
+        {"text": "Nuclear power emits very little carbon dioxide", "importance": "vital", "support": [["A"]]}]}],
+        "n.jsonl")
+    answers = write(tmp_path, [{"run_id": "r1", "topic_id": "q1", "topic": "nuclear", "references": ["A"],
+                                "response_length": 7, "answer": [
+                                    {"text": "Nuclear power emits very little carbon dioxide.", "citations": [0]}]}],
+                    "r1.jsonl")
+    result = cli_run("eval", "answers", "--nuggets", nuggets, answers, "--assigner", "citation2", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    assert "r1,all,V_strict,1.0" in result.stdout
+    assert cli_run("eval", "answers", "--nuggets", nuggets, answers, "--assigner", "nope").exit_code == 2

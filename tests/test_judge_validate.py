@@ -184,9 +184,9 @@ def test_the_web_app_hides_model_grades_on_a_validation_sample(bench, cli_run):
     assert cli_run("judge", "validate", "-w", bench, "--sample", "--size", "10").exit_code == 0
     qid, docid = sample_pairs(bench)[0]
     Workspace(bench).record(Judgment(qid, docid, 3, Judge("model", "m:graded-0-3", "m", "graded-0-3", "x")))
-    client = TestClient(create_app(bench, require_token=False, pool="validation"))
+    client = TestClient(create_app(bench, require_token=False, pool="validation"), base_url="http://127.0.0.1")
     page = client.get("/judge", params={"qid": qid, "docid": docid, "suggest": "1"}).text
     assert 'id="blind"' in page and "suggested-grade" not in page and "show-suggestion" not in page
-    client = TestClient(create_app(bench, require_token=False, pool="depth-20"))
+    client = TestClient(create_app(bench, require_token=False, pool="depth-20"), base_url="http://127.0.0.1")
     page = client.get("/judge", params={"qid": qid, "docid": docid, "suggest": "1"}).text
     assert '<strong id="suggested-grade">3</strong>' in page

@@ -80,9 +80,56 @@ def test_a_redraft_replaces_untouched_drafts_and_keeps_peoples_edits(tmp_path, c
     path = bench(tmp_path)
     cli_run("nuggets", "draft", "-w", path, "--extractive", "--keep", "3")
     store = NuggetStore(Workspace(path))
-    edited = store.edit(store.topic("r1")[1].id, text="Rollbacks need no approval", author="alice")
+    original = store.topic("r1")[1]
+    edited = store.edit(original.id, text="Rollbacks need no approval", author="alice")
     r = cli_run("nuggets", "draft", "-w", path, "--extractive", "--keep", "3", "--redraft")
     assert r.exit_code == 0, r.output
     now = store.topic("r1")
-    assert edited.id in [n.id for n in now] and len(now) == 4  # the edited one stays, the other two redrafted
+    # the edited one stays; its machine version is not drafted again, and --keep 3 holds for the topic
+    assert edited.id in [n.id for n in now] and len(now) == 3
     assert sum(n.text == KEY for n in now) == 1
+    assert original.text not in [n.text for n in now]
+
+
+def test_a_nugget_a_person_deleted_stays_deleted_after_a_redraft(tmp_path, cli_run):
+    path = bench(tmp_path)
+    cli_run("nuggets", "draft", "-w", path, "--extractive", "--keep", "3")
+    store = NuggetStore(Workspace(path))
+    gone = store.topic("r1")[0]
+    store.delete(gone.id, author="alice")
+    assert cli_run("nuggets", "draft", "-w", path, "--extractive", "--keep", "3", "--redraft").exit_code == 0
+    texts = [n.text for n in store.topic("r1")]
+    assert gone.text == KEY and KEY not in texts and len(texts) == 2
+
+
+def test_merged_and_split_nuggets_are_not_drafted_again(tmp_path, cli_run):
+    path = bench(tmp_path)
+    cli_run("nuggets", "draft", "-w", path, "--extractive", "--min-grade", "1", "--keep", "4")
+    store = NuggetStore(Workspace(path))
+    first, second, third, _ = store.topic("r1")
+    merged = store.merge([first.id, second.id], author="alice", text="Roll back within 15 minutes, no approval")
+    parts = store.split(third.id, ["Part one of it", "Part two of it"], author="alice")
+    assert cli_run("nuggets", "draft", "-w", path, "--extractive", "--min-grade", "1", "--keep", "4", "--redraft").exit_code == 0
+    now = store.topic("r1")
+    texts = [n.text for n in now]
+    assert not {first.text, second.text, third.text} & set(texts)
+    assert {merged.id, *(p.id for p in parts)} <= {n.id for n in now} and len(now) == 4
+
+
+def test_a_second_drafter_replaces_the_first_ones_drafts_vital_first_within_keep(tmp_path, cli_run):
+    from trecbench.nuggets.model import Nugget
+
+    path = bench(tmp_path)
+    store = NuggetStore(Workspace(path))
+    model = [Nugget(f"m{i}", "r1", f"Model nugget number {i}", "vital" if i < 2 else "okay", (("e1",),), "draft",
+                    "llm") for i in range(5)]
+    store.replace_drafts("r1", model, author="model:m", keep=5)
+    kept = store.edit(store.topic("r1")[4].id, text="An okay nugget a person rewrote", author="alice")
+    r = cli_run("nuggets", "draft", "-w", path, "--extractive", "--keep", "3")
+    assert r.exit_code == 0, r.output
+    now = store.topic("r1")
+    assert len(now) == 3 and kept.id in [n.id for n in now]  # the model's untouched drafts are gone
+    assert not any(n.text.startswith("Model nugget") for n in now)
+    assert now[0].text == KEY and now[0].importance == "vital"  # vital first, before the person's okay one
+    importances = [n.importance for n in now]
+    assert importances == sorted(importances, key=lambda i: i != "vital")

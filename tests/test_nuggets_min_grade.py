@@ -19,3 +19,14 @@ def test_documents_graded_one_are_left_out_by_default_and_used_with_min_grade_1(
     r = cli_run("nuggets", "draft", "-w", path, "--extractive", "--min-grade", "1")
     assert r.exit_code == 0, r.output
     assert {d.docid for n in NuggetStore(Workspace(path)).topic("r2") for g in n.support for d in g} == {"p1", "p2"}
+
+
+def test_the_library_drafts_from_the_same_grade_as_the_command():
+    import click
+
+    from trecbench.cli.nuggets import draft
+    from trecbench.nuggets.draft_extractive import ExtractiveSettings
+    from trecbench.nuggets.draft_llm import DraftSettings
+
+    option = next(p for p in draft.params if isinstance(p, click.Option) and p.name == "min_grade")
+    assert ExtractiveSettings().min_grade == DraftSettings().min_grade == option.default == 2

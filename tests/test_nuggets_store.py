@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from trecbench.nuggets import Nugget, TopicNuggets, read_nuggets, write_nuggets
-from trecbench.nuggets.store import Link, NuggetStore, relevant_documents
+from trecbench.nuggets.relevant import relevant_documents
+from trecbench.nuggets.store import Link, NuggetStore
 from trecbench.store import Judge, Judgment, Workspace, text_hash
 
 DOCS = {

@@ -170,3 +170,78 @@ def test_loo_scores_match_evaluate_with_the_runs_own_documents_removed(tmp_path)
 def test_loo_needs_two_runs(bench, cli_run):
     result = cli_run("pool", "loo", "--qrels", bench["qrels"], bench["a"])
     assert result.exit_code == 2 and "at least two RUN files" in result.output
+    assert cli_run("pool", "loo", bench["a"], bench["b"]).exit_code == 2  # no qrels, no workspace
+
+
+def test_loo_on_a_stored_pool_uses_its_runs_and_depth(tmp_path, cli_run):
+    # at depth 1 each run contributes its first document alone; at depth 100 both runs hold both
+    a = write(tmp_path, "a.txt", "1 Q0 x 1 3 A\n1 Q0 y 2 2 A\n")
+    b = write(tmp_path, "b.txt", "1 Q0 y 1 3 B\n1 Q0 x 2 2 B\n")
+    topics = write(tmp_path, "topics.tsv", "1\tq\n")
+    bench = tmp_path / "bench"
+    assert cli_run("init", bench, "--topics", topics).exit_code == 0
+    assert cli_run("pool", a, b, "--depth", "1", "-w", bench, "--name", "d1").exit_code == 0
+    write(tmp_path, "judged.txt", "1 0 x 1\n1 0 y 0\n")
+    assert cli_run("qrels", "import", tmp_path / "judged.txt", "-w", bench, "--judge", "nist").exit_code == 0
+    result = cli_run("pool", "loo", "-w", bench, "-m", "P@1", "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = {r["run"]: r for r in json.loads(result.stdout)}
+    assert (rows["A"]["unique"], rows["B"]["unique"]) == (1, 1)
+    assert rows["A"]["full"] == 1.0 and rows["A"]["left_out"] == 0.0  # x was A's own document at depth 1
+    assert "is not the depth" not in result.stderr
+    result = cli_run("pool", "loo", "-w", bench, "--pool", "d1", "-m", "P@1", "--depth", "100", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert f"{bench}: depth 100 is not the depth of pool 'd1' (1): unique documents are counted at 100" in result.stderr
+    assert {r["unique"] for r in json.loads(result.stdout)} == {0}
+    assert cli_run("pool", "loo", "-w", bench, a).exit_code == 2  # the pool's runs, not others
+
+
+def test_loo_on_a_workspace_without_a_pool_says_so(tmp_path, cli_run):
+    topics = write(tmp_path, "topics.tsv", "1\tq\n")
+    assert cli_run("init", tmp_path / "bench", "--topics", topics).exit_code == 0
+    result = cli_run("pool", "loo", "-w", tmp_path / "bench")
+    assert result.exit_code == 2 and "no pool is stored" in result.output
+
+
+@pytest.fixture
+def worst_first():
+    """A strategy registered from Python (worst rank first, with a parameter), and the CLI reloaded to see it."""
+    import importlib
+    from dataclasses import dataclass
+
+    import numpy as np
+
+    import trecbench.cli.pool
+    from trecbench.pooling.strategies import STRATEGIES, register
+    from trecbench.pooling.strategies.base import StaticStrategy
+
+    @register
+    @dataclass
+    class WorstFirst(StaticStrategy):
+        """Documents by their summed rank, times `weight`: the worst first."""
+
+        weight: float = 1.0
+        name = "worstfirst"
+        summary = "worst rank first"
+        param_help = {"weight": "Weight of each rank."}
+
+        def fused(self, rank, row_candidate, n):
+            return np.bincount(row_candidate, weights=rank * self.weight, minlength=n)
+
+    importlib.reload(trecbench.cli.pool)
+    yield
+    del STRATEGIES["worstfirst"]
+    importlib.reload(trecbench.cli.pool)
+
+
+def test_a_strategy_registered_from_python_is_a_choice_with_its_parameters(bench, cli_run, worst_first):
+    help_text = " ".join(cli_run("pool", "build", "--help").stdout.split())
+    assert "worstfirst: worst rank first" in help_text and "--worstfirst-weight" in help_text
+    result = cli_run("pool", bench["a"], "-s", "worstfirst", "--worstfirst-weight", "2")
+    assert result.exit_code == 0, result.output
+    assert '"params": {"weight": 2.0}' in result.stdout.splitlines()[0]
+    order = [line.split("\t")[1] for line in result.stdout.splitlines()[2:] if line.startswith("1\t")]
+    assert order == ["d3", "d2", "d1"]
+    from trecbench.pooling.workspace import is_adaptive
+
+    assert not is_adaptive("worstfirst") and is_adaptive("mtf") and is_adaptive("maxmean")

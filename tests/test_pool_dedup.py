@@ -87,11 +87,14 @@ def test_propagate_copies_the_representatives_judgment_marked_propagated(tmp_pat
     pool = build_pool([run_frame(["a", "b", "c", "d"])], corpus=docs, dedup="exact")
     qrels = pd.DataFrame({"query_id": ["q", "q", "q"], "iteration": ["0", "0", "0"], "doc_id": ["a", "c", "d"],
                           "relevance": [2, 0, 1]})
-    out = pool.propagate(qrels)
-    assert out.values.tolist() == [
-        ["q", "0", "a", 2, False], ["q", "0", "c", 0, False], ["q", "0", "d", 1, False],  # d judged itself: kept
-        ["q", "propagated", "b", 2, True],
+    from trecbench import propagated_qrels
+
+    out, propagated = propagated_qrels(qrels, pool)
+    assert out[["query_id", "iteration", "doc_id", "relevance", "propagated_from"]].values.tolist() == [
+        ["q", "0", "a", 2, None], ["q", "propagated", "b", 2, "a"], ["q", "0", "c", 0, None],
+        ["q", "0", "d", 1, None],  # d judged itself: kept
     ]
+    assert propagated == 1
     assert list(qrels.columns) == ["query_id", "iteration", "doc_id", "relevance"]  # input unchanged
 
 
@@ -106,7 +109,7 @@ def test_export_qrels_writes_propagated_judgments(tmp_path, cli_run):
     result = cli_run("pool", "export-qrels", tmp_path / "pool.tsv", "--qrels", tmp_path / "judged.txt",
                      "-o", tmp_path / "qrels.txt")
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "qrels.txt").read_text() == "q 0 a 1\nq 0 c 0\nq propagated b 1\n"
+    assert (tmp_path / "qrels.txt").read_text() == "q 0 a 1\nq propagated b 1\nq 0 c 0\n"
     assert "3 judgments written, 1 propagated to duplicates" in result.stderr
     assert read_pool(tmp_path / "pool.tsv").info.dedup == "exact"
 
@@ -116,3 +119,26 @@ def test_dedup_without_a_corpus_is_a_usage_error(tmp_path, cli_run):
     run.write_text("q Q0 a 1 3 r\n")
     result = cli_run("pool", run, "--dedup", "near")
     assert result.exit_code == 2 and "--dedup near needs the documents' text: give --corpus" in result.output
+
+
+def test_exact_compares_the_text_an_assessor_reads_not_the_title(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    docs = [{"id": "a", "title": "Licence, team A", "contents": BASE}, {"id": "b", "title": "Licence, team B",
+                                                                           "contents": BASE},
+            {"id": "c", "title": "Licence, team A", "contents": "another passage altogether"}]
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    pool = build_pool([run_frame(["a", "b", "c"])], corpus=path, dedup="exact")
+    assert groups(pool) == {"a": "a", "b": "a", "c": "c"}
+
+
+def test_a_judged_duplicate_lends_its_grade_when_the_representative_is_unjudged(tmp_path, cli_run):
+    # A and B share their text (A is the representative); only B and C are judged
+    docs = corpus(tmp_path, {"A": BASE, "B": BASE, "C": "other text"})
+    run = tmp_path / "run.txt"
+    run.write_text("q Q0 A 1 3 r\nq Q0 B 2 2 r\nq Q0 C 3 1 r\n")
+    assert cli_run("pool", run, "--corpus", docs, "--dedup", "exact", "-o", tmp_path / "pool.tsv").exit_code == 0
+    (tmp_path / "judged.txt").write_text("q 0 B 2\nq 0 C 0\n")
+    result = cli_run("pool", "export-qrels", tmp_path / "pool.tsv", "--qrels", tmp_path / "judged.txt",
+                     "-o", tmp_path / "qrels.txt")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "qrels.txt").read_text() == "q propagated A 2\nq 0 B 2\nq 0 C 0\n"

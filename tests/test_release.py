@@ -69,6 +69,15 @@ def test_only_approved_nuggets_are_released_unless_drafts_are_asked_for(released
     assert summary.manifest["counts"]["nuggets"] == {"topics": 2, "vital": 2, "okay": 1, "draft": 1}
 
 
+def test_the_released_nuggets_are_the_workspaces_approved_ones(released):
+    import trecbench
+    from trecbench.nuggets.io import read_nuggets
+
+    assert read_nuggets(released["out"] / "nuggets.jsonl") == trecbench.workspace_nuggets(released["bench"],
+                                                                                          approved_only=True)
+    assert trecbench.Workspace(released["bench"]).cache_path == released["bench"] / "bench.sqlite"
+
+
 def test_evidence_round_trips_through_the_reader_of_eval_evidence(released, tmp_path, cli_run):
     from trecbench.evaluation.evidence import read_evidence
     from trecbench.nuggets.io import read_nuggets
@@ -115,7 +124,8 @@ def test_the_manifest_names_each_judge_and_how_many_of_its_judgments_the_qrels_u
     assert counts["relevance"] == {str(g): int(sample[g]) for g in sorted(sample.index)}
     assert counts["relevant"] == int(sample.drop(0).sum()) == 115
     assert released["manifest"]["qrels"] == {"policy": "prefer human", "pool": "depth20",
-                                             "propagated_from_duplicates": 0}
+                                             "propagated_from_duplicates": 0, "pool_candidates_unjudged": 0,
+                                             "unjudged": []}
 
 
 def test_duplicates_get_their_groups_grade_and_narratives_make_topics_jsonl(tmp_path):
@@ -141,6 +151,26 @@ def test_duplicates_get_their_groups_grade_and_narratives_make_topics_jsonl(tmp_
     assert summary.manifest["counts"]["propagated"] == 1
     assert "no nuggets released" in " ".join(summary.warnings)
     assert not (out / "nuggets.jsonl").exists()
+
+
+def test_pool_candidates_without_a_judgment_are_reported_and_recorded(tmp_path, cli_run):
+    from web_support import make_bench
+
+    from trecbench.store import Judge, Judgment, Workspace
+
+    bench = make_bench(tmp_path)
+    Workspace(bench).record_many([Judgment("1", "d4", 2, Judge("human", "alice")),
+                                  Judgment("1", "d1", 3, Judge("human", "alice"))])
+    result = cli_run("release", "-w", bench, "--version", "v1", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert "warning: 4 pool candidate(s) have no judgment and are not in the qrels: 1/d3 1/d2 2/w2 2/w1" in result.stderr
+    manifest = json.loads((bench / "releases" / "v1" / "manifest.json").read_text())
+    assert manifest["qrels"]["pool_candidates_unjudged"] == 4
+    assert manifest["qrels"]["unjudged"] == [{"qid": "1", "docid": "d3"}, {"qid": "1", "docid": "d2"},
+                                             {"qid": "2", "docid": "w2"}, {"qid": "2", "docid": "w1"}]
+    # the corpus path is relative to the release folder: it opens from there
+    assert manifest["corpus"] == "../../../corpus.jsonl"
+    assert (bench / "releases" / "v1" / manifest["corpus"]).resolve() == (tmp_path / "corpus.jsonl").resolve()
 
 
 def test_an_existing_release_is_not_overwritten_without_force(released, cli_run):

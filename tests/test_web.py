@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -15,7 +16,7 @@ from trecbench.store.workspace import Judge, Judgment, Workspace, text_hash
 from trecbench.web.app import create_app
 from trecbench.web.auth import is_loopback
 from trecbench.web.highlight import highlight, query_terms
-from web_support import DOCS, add_pool, csrf_of, human_judgments, make_bench
+from web_support import DOCS, add_assessor, add_pool, csrf_of, human_judgments, make_bench
 
 
 @pytest.fixture
@@ -23,12 +24,15 @@ def bench(tmp_path):
     return make_bench(tmp_path)
 
 
+BASE = "http://127.0.0.1"  # the address the app is told it is served at (create_app's default host)
+
+
 def local_client(bench, **options) -> TestClient:
-    return TestClient(create_app(bench, require_token=False, **options))
+    return TestClient(create_app(bench, require_token=False, **options), base_url=BASE)
 
 
 def token_client(bench, **options) -> TestClient:
-    return TestClient(create_app(bench, require_token=True, **options))
+    return TestClient(create_app(bench, require_token=True, **options), base_url=BASE)
 
 
 def login(client: TestClient, token: str) -> None:
@@ -36,18 +40,23 @@ def login(client: TestClient, token: str) -> None:
     assert response.status_code == 200 and "judging as" in response.text
 
 
-def add_assessor(bench, name: str) -> str:
-    ws = Workspace(bench)
-    try:
-        return ws.add_assessor(name)
-    finally:
-        ws.close()
-
-
 def shown_doc(response) -> str:
     """The docid of the judging page a response shows (after redirects)."""
     assert response.url.path == "/judge", f"expected a judging page, got {response.url}"
     return parse_qs(urlsplit(str(response.url)).query)["docid"][0]
+
+
+def take_next(client: TestClient, qid: str, *, after: str | None = None, follow: bool = True):
+    """Press "judge next" (a post: it leases the pair it shows)."""
+    csrf = csrf_of(client.get("/").text)
+    return client.post("/next", data={"csrf": csrf, "qid": qid, **({"after": after} if after else {})},
+                       follow_redirects=follow)
+
+
+def open_pair(client: TestClient, qid: str, docid: str):
+    """Go to a pair with previous/next or from the topic's list (a post: it leases the pair when open)."""
+    csrf = csrf_of(client.get("/").text)
+    return client.post("/open", data={"csrf": csrf, "qid": qid, "docid": docid})
 
 
 def judge(client: TestClient, qid: str, docid: str, grade: int, *, follow: bool = True):
@@ -67,6 +76,24 @@ def test_topic_list_shows_each_topic_with_its_progress(bench):
     assert rows == [("1", "1", "4"), ("2", "0", "2")]  # d5 duplicates d4: not offered
 
 
+def test_the_topic_list_counts_judgments_recorded_since_it_was_last_shown(bench):
+    client = local_client(bench, double=True)
+    counts = r'<tr data-qid="(\w+)">.*?<span class="count">(\d+) / (\d+)</span>.*?<td class="mine">(\d+)</td>'
+    assert re.findall(counts, client.get("/").text, re.S) == [("1", "0", "4", "0"), ("2", "0", "2", "0")]
+    ws = Workspace(bench)
+    ws.record_many([Judgment("1", "d1", 2, Judge("human", "alice")), Judgment("1", "d1", 1, Judge("human", "bob")),
+                    Judgment("1", "d3", 1, Judge("human", "alice")), Judgment("1", "d3", 0, Judge("human", "alice")),
+                    Judgment("1", "d5", 2, Judge("human", "bob")),  # a duplicate, not offered: not counted
+                    Judgment("1", "d4", 2, Judge("model", "m", model="m", prompt_id="p")),  # not a person
+                    Judgment("1", "d2", None, Judge("human", "bob"), status="failed")])
+    judge(client, "2", "w2", 1)
+    assert re.findall(counts, client.get("/").text, re.S) == [("1", "1", "4", "0"), ("2", "0", "2", "1")]
+    add_pool(ws, "p2", [("1", "d3", 0, None, True), ("1", "d2", 1, None, True)])  # a new pool: counted afresh
+    assert re.findall(counts, client.get("/").text, re.S) == [("1", "0", "2", "0")]
+    ws.record(Judgment("1", "d3", 3, Judge("human", "bob")))
+    assert re.findall(counts, client.get("/").text, re.S) == [("1", "1", "2", "0")]
+
+
 def test_without_a_pool_the_page_says_how_to_make_one(tmp_path):
     bench = make_bench(tmp_path, pool=False)
     page = local_client(bench).get("/")
@@ -77,7 +104,7 @@ def test_without_a_pool_the_page_says_how_to_make_one(tmp_path):
 def test_documents_are_offered_in_priority_order_representatives_only(bench):
     client = local_client(bench)
     seen = []
-    response = client.get("/next", params={"qid": "1"})
+    response = take_next(client, "1")
     while response.url.path == "/judge":
         docid = shown_doc(response)
         seen.append(docid)
@@ -91,7 +118,7 @@ def test_judging_records_one_human_judgment_with_the_document_hash_at_once(bench
     client = local_client(bench)
     response = judge(client, "1", "d1", 3, follow=False)
     assert response.status_code == 303
-    assert response.headers["location"] == "/next?qid=1&after=d1"
+    assert response.headers["location"] == "/judge?qid=1&docid=d3"  # the next pair, leased
     frame = Workspace(bench).judgments()
     assert len(frame) == 1
     row = frame.iloc[0]
@@ -113,19 +140,51 @@ def test_rejudging_keeps_the_history_and_the_page_shows_the_current_grade(bench)
 def test_next_and_previous_step_through_the_topic(bench):
     client = local_client(bench)
     page = client.get("/judge", params={"qid": "1", "docid": "d3"})
-    assert 'id="prev" href="/judge?qid=1&amp;docid=d1"' in page.text
-    assert 'id="next" href="/judge?qid=1&amp;docid=d2"' in page.text
+    assert 'id="prev" name="docid" value="d1"' in page.text
+    assert 'id="next" name="docid" value="d2"' in page.text
     last = client.get("/judge", params={"qid": "1", "docid": "d4"})
-    assert 'id="next" href="/next?qid=1&amp;after=d4"' in last.text  # past the end: the first one left open
+    assert 'id="next" formaction="/next" name="after" value="d4"' in last.text  # past the end: the first one left open
 
 
 def test_a_grade_outside_0_to_3_or_an_unknown_document_is_refused(bench):
     client = local_client(bench)
     csrf = csrf_of(client.get("/judge", params={"qid": "1", "docid": "d1"}).text)
     assert client.post("/judge", data={"csrf": csrf, "qid": "1", "docid": "d1", "grade": "7"}).status_code == 400
-    assert client.post("/judge", data={"csrf": csrf, "qid": "1", "docid": "nope", "grade": "1"}).status_code == 404
+    assert client.post("/judge", data={"csrf": csrf, "qid": "1", "docid": "nope", "grade": "1"}).status_code == 409
     assert client.post("/judge", data={"csrf": csrf, "qid": "99", "docid": "d1", "grade": "1"}).status_code == 404
     assert human_judgments(bench) == []
+
+
+def test_only_documents_of_the_topics_pool_are_judged(bench):
+    client = local_client(bench)
+    csrf = csrf_of(client.get("/").text)
+    # w1 is in the corpus but in topic 2's pool only; d5 is d4's duplicate (d4 is judged for the group)
+    for qid, docid in [("1", "w1"), ("1", "d5"), ("2", "d1")]:
+        response = client.post("/judge", data={"csrf": csrf, "qid": qid, "docid": docid, "grade": "2"})
+        assert response.status_code == 409 and "not in pool 'p1'" in response.text
+    page = client.get("/judge", params={"qid": "1", "docid": "w1"}).text
+    assert 'id="not-in-pool"' in page and 'id="grade-form"' not in page
+    assert human_judgments(bench) == []
+
+
+def test_a_corpus_edited_while_serving_is_read_again(bench):
+    import json
+    import os
+
+    ws = Workspace(bench)
+    add_pool(ws, "p2", [("2", "w3", 0, None, True)])
+    client = local_client(bench)
+    page = client.get("/judge", params={"qid": "2", "docid": "w3"}).text
+    assert 'id="missing"' in page and "the corpus has no document &#39;w3&#39;" in page
+    corpus = Path(ws.corpus_source)
+    with corpus.open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"id": "w3", "contents": "Floating turbines far out."}) + "\n")
+    stat = corpus.stat()
+    os.utime(corpus, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # a second later, whatever the clock
+    page = client.get("/judge", params={"qid": "2", "docid": "w3"}).text
+    assert "Floating turbines far out." in page and 'id="missing"' not in page
+    judge(client, "2", "w3", 2)
+    assert human_judgments(bench) == [("local", "2", "w3", 2)]
 
 
 # ---- safety: corpus text is text ----
@@ -206,7 +265,7 @@ def test_on_loopback_an_assessor_may_pick_a_name_without_a_token(bench):
 
 def test_beyond_loopback_every_request_without_a_session_is_refused(bench):
     client = token_client(bench)
-    for path in ["/", "/topic?qid=1", "/judge?qid=1&docid=d1", "/next?qid=1"]:
+    for path in ["/", "/topic?qid=1", "/judge?qid=1&docid=d1"]:
         response = client.get(path, follow_redirects=False)
         assert response.status_code == 303 and response.headers["location"].startswith("/login?next=")
     for path in ["/static/app.css", "/static/app.js", "/static/nothing-here"]:
@@ -288,55 +347,57 @@ def test_a_pair_is_offered_to_one_assessor_at_a_time(bench):
     alice, bob = token_client(bench), token_client(bench)
     login(alice, add_assessor(bench, "alice"))
     login(bob, add_assessor(bench, "bob"))
-    assert shown_doc(alice.get("/next", params={"qid": "1"})) == "d1"
-    assert shown_doc(bob.get("/next", params={"qid": "1"})) == "d3"
+    assert shown_doc(take_next(alice, "1")) == "d1"
+    assert shown_doc(take_next(bob, "1")) == "d3"
     page = bob.get("/judge", params={"qid": "1", "docid": "d1"})  # bob opens alice's pair himself
     assert 'id="held-by">alice is judging' in page.text
-    assert 'id="next" href="/judge?qid=1&amp;docid=d2"' in bob.get("/judge", params={"qid": "1", "docid": "d3"}).text
+    assert 'id="next" name="docid" value="d2"' in bob.get("/judge", params={"qid": "1", "docid": "d3"}).text
 
 
 def test_judging_releases_the_lease_and_completes_the_pair(bench):
     alice, bob = token_client(bench), token_client(bench)
     login(alice, add_assessor(bench, "alice"))
     login(bob, add_assessor(bench, "bob"))
-    judge(alice, "2", "w2", 2, follow=False)  # alice stops after judging w2: she holds no lease now
-    assert shown_doc(bob.get("/next", params={"qid": "2"})) == "w1"  # w2 is done: one judgment is enough
-    judge(bob, "2", "w1", 0)
-    assert bob.get("/next", params={"qid": "2"}).url.path == "/topic"
+    response = judge(alice, "2", "w2", 2, follow=False)
+    assert response.headers["location"] == "/judge?qid=2&docid=w1"  # her next pair, now in front of her
+    assert take_next(bob, "2").url.path == "/topic"  # w2 is done (one judgment is enough), w1 is alice's
+    judge(alice, "2", "w1", 0)
+    assert Workspace(bench).connection().execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+    assert take_next(bob, "2").url.path == "/topic"
 
 
 def test_moving_on_releases_the_lease_on_the_pair_left(bench):
     alice, bob = token_client(bench), token_client(bench)
     login(alice, add_assessor(bench, "alice"))
     login(bob, add_assessor(bench, "bob"))
-    assert shown_doc(alice.get("/next", params={"qid": "1"})) == "d1"
-    alice.get("/judge", params={"qid": "1", "docid": "d3"})  # pressed n: she now holds d3 only
-    assert shown_doc(bob.get("/next", params={"qid": "1"})) == "d1"
+    assert shown_doc(take_next(alice, "1")) == "d1"
+    open_pair(alice, "1", "d3")  # pressed n: she now holds d3 only
+    assert shown_doc(take_next(bob, "1")) == "d1"
 
 
 def test_an_expired_lease_offers_the_pair_again(bench):
     alice, bob = (token_client(bench, lease_seconds=-1) for _ in range(2))
     login(alice, add_assessor(bench, "alice"))
     login(bob, add_assessor(bench, "bob"))
-    assert shown_doc(alice.get("/next", params={"qid": "1"})) == "d1"
-    assert shown_doc(bob.get("/next", params={"qid": "1"})) == "d1"
+    assert shown_doc(take_next(alice, "1")) == "d1"
+    assert shown_doc(take_next(bob, "1")) == "d1"
 
 
 def test_double_judging_offers_each_pair_to_two_assessors_once_each(bench, cli_run, tmp_path):
     alice, bob, carol = (token_client(bench, double=True) for _ in range(3))
     for client, name in [(alice, "alice"), (bob, "bob"), (carol, "carol")]:
         login(client, add_assessor(bench, name))
-    assert shown_doc(alice.get("/next", params={"qid": "2"})) == "w2"
-    assert shown_doc(bob.get("/next", params={"qid": "2"})) == "w2"  # a second assessor may take it too
-    assert shown_doc(carol.get("/next", params={"qid": "2"})) == "w1"  # but not a third
-    assert shown_doc(carol.get("/next", params={"qid": "1"})) == "d1"  # carol moves on, leaving w1
+    assert shown_doc(take_next(alice, "2")) == "w2"
+    assert shown_doc(take_next(bob, "2")) == "w2"  # a second assessor may take it too
+    assert shown_doc(take_next(carol, "2")) == "w1"  # but not a third
+    assert shown_doc(take_next(carol, "1")) == "d1"  # carol moves on, leaving w1
     for client, grades in [(alice, {"w2": 2, "w1": 0}), (bob, {"w2": 2, "w1": 1})]:
-        response = client.get("/next", params={"qid": "2"})
+        response = take_next(client, "2")
         while response.url.path == "/judge":
             docid = shown_doc(response)
             response = client.post("/judge", data={"csrf": csrf_of(response.text), "qid": "2", "docid": docid,
                                                    "grade": str(grades[docid])})
-    assert carol.get("/next", params={"qid": "2"}).url.path == "/topic"  # both pairs have their two judgments
+    assert take_next(carol, "2").url.path == "/topic"  # both pairs have their two judgments
     assert sorted(human_judgments(bench)) == [("alice", "2", "w1", 0), ("alice", "2", "w2", 2),
                                               ("bob", "2", "w1", 1), ("bob", "2", "w2", 2)]
     page = alice.get("/")
@@ -432,7 +493,7 @@ def test_assessors_asking_at_the_same_moment_get_different_pairs(bench):
 
     def ask(client):
         barrier.wait()
-        shown.append(shown_doc(client.get("/next", params={"qid": "1"})))
+        shown.append(shown_doc(take_next(client, "1")))
 
     threads = [threading.Thread(target=ask, args=(c,)) for c in clients]
     for t in threads:

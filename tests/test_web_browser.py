@@ -59,7 +59,7 @@ def test_an_assessor_judges_with_the_keyboard_and_finds_the_grades_saved_after_r
         problems = watch(page)
         page.goto(url + "/")
         assert page.locator('tr[data-qid="1"] .count').inner_text() == "0 / 4"
-        page.locator('tr[data-qid="1"] a.button').click()
+        page.locator('tr[data-qid="1"] button.button').click()
         page.wait_for_url(re.compile(r"/judge\?"))
         assert shown_doc(page) == "d1"
         assert page.locator("mark").first.inner_text().lower() == "solar"
@@ -128,7 +128,7 @@ def test_two_assessors_judge_at_once_and_nothing_is_lost(bench, browser):
             pages[name].goto(f"{url}/?token={token}")
             assert pages[name].locator("#assessor").inner_text() == name
         for page in pages.values():
-            page.locator('tr[data-qid="1"] a.button').click()
+            page.locator('tr[data-qid="1"] button.button').click()
             page.wait_for_url(re.compile(r"/judge\?"))
         first = {name: shown_doc(page) for name, page in pages.items()}
         assert first == {"alice": "d1", "bob": "d3"}  # one pair, one assessor
@@ -168,4 +168,54 @@ def test_without_a_token_every_request_is_refused_when_bound_beyond_localhost(be
         page.wait_for_url(re.compile(r"/judge\?qid=1&docid=d1$"))  # back where the assessor was going
         assert page.locator("#assessor").inner_text() == "alice"
         assert [p for p in problems if "401" not in p] == []  # the wrong token's 401 page is the only error
+    assert human_judgments(bench) == []
+
+
+def _attacker(victim: str):
+    """Another site's page: an auto-submitted form posting a grade to the app, and images that would take
+    pairs (the old GET /next) or open one, all aimed at the app's address."""
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Route
+
+    html = f"""<!doctype html><title>win a prize</title>
+<img src="{victim}/next?qid=1"><img src="{victim}/judge?qid=1&docid=d1"><img src="{victim}/?token=attacker">
+<form method="post" action="{victim}/judge"><input name="qid" value="2"><input name="docid" value="w2">
+<input name="grade" value="3"><input name="csrf" value="guessed"></form>
+<script>window.addEventListener("load", () => setTimeout(() => document.forms[0].submit(), 300));</script>"""
+    return Starlette(routes=[Route("/", lambda request: HTMLResponse(html))])
+
+
+def test_another_site_can_neither_judge_nor_lease_nor_log_the_assessor_out(bench, browser):
+    token = Workspace(bench).add_assessor("alice")
+    with serve(bench, host="0.0.0.0") as url:  # any Host name: the Origin checks alone must hold
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(f"{url}/?token={token}")
+        assert page.locator("#assessor").inner_text() == "alice"
+        with live_server(_attacker(url)) as evil:
+            evil_page = context.new_page()
+            with evil_page.expect_navigation(url=re.compile(re.escape(url) + "/judge")):
+                evil_page.goto(evil.replace("127.0.0.1", "localhost") + "/")  # another site
+            assert "403" in evil_page.content() and "another site" in evil_page.content()
+        page.goto(url + "/")
+        assert page.locator("#assessor").inner_text() == "alice"  # her session was not replaced
+    assert human_judgments(bench) == []
+    assert Workspace(bench).connection().execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+
+
+def test_a_name_rebound_to_the_loopback_address_is_refused(bench, browser):
+    with serve(bench) as url:
+        port = url.rsplit(":", 1)[1]
+        # a second chromium that resolves an outside name to 127.0.0.1, as a rebinding DNS server would
+        chromium = browser.browser_type.launch(executable_path=CHROMIUM,
+                                     args=[*CHROMIUM_ARGS, "--host-resolver-rules=MAP rebound.example 127.0.0.1"])
+        try:
+            page = chromium.new_page()
+            response = page.goto(f"http://rebound.example:{port}/")
+            assert response.status == 421 and "does not answer to the name" in page.content()
+            assert page.context.cookies() == []  # no session was made
+            assert page.goto(f"http://localhost:{port}/").status == 200
+        finally:
+            chromium.close()
     assert human_judgments(bench) == []

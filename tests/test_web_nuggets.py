@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 import pytest
 
@@ -31,7 +32,7 @@ def bench(tmp_path):
 
 
 def client_for(bench, *, require_token: bool = False) -> TestClient:
-    return TestClient(create_app(bench, require_token=require_token))
+    return TestClient(create_app(bench, require_token=require_token), base_url="http://127.0.0.1")
 
 
 @pytest.fixture
@@ -67,6 +68,11 @@ def post(client: TestClient, path: str, data: dict | None = None, *, page: str =
     return response
 
 
+def ticked(*nuggets) -> dict:
+    """The merge form's fields for these nuggets: each ticked, with the version the page showed."""
+    return {"nid": [n.id for n in nuggets], **{f"version-{n.id}": str(n.version) for n in nuggets}}
+
+
 def flash(client: TestClient, qid: str = "1") -> str:
     match = re.search(r'id="flash"[^>]*>(.*?)</p>', client.get(f"/nuggets/{qid}").text, re.S)
     assert match, "the page shows no message"
@@ -98,10 +104,16 @@ def test_the_topic_page_shows_the_narrative_and_the_nuggets_in_order(bench, clie
     assert "from llm" in page and "draft" in page and "no supporting documents yet" in page
 
 
-def test_only_documents_judged_relevant_are_offered_for_linking(client):
+def test_only_documents_judged_relevant_are_offered_for_linking(bench, client):
+    first = ids(bench)[0]
     page = client.get("/nuggets/1").text
+    assert 'name="docid"' not in page  # the documents are listed once, not once per nugget
+    assert page.count('class="link-docs"') == 3 and f'href="/nuggets/1?link={first}#n-{first}"' in page
+    page = client.get("/nuggets/1", params={"link": first}).text  # that nugget's form, open
     offered = re.findall(r'name="docid" value="([^"]+)"', page)
-    assert sorted(set(offered)) == ["d1", "d3", "d4"]  # d2 was judged 0
+    assert offered == ["d4", "d1", "d3"]  # judged relevant (d2 was judged 0), grade descending, once
+    assert re.search(rf'<li class="nugget [^"]*" id="n-{first}".*?<details class="link" open>', page, re.S)
+    assert page.count('class="link-docs"') == 2
     assert 'id="doc-d1"' in page and 'id="doc-d2"' not in page
 
 
@@ -195,7 +207,7 @@ def test_deleting_a_nugget_keeps_its_history_and_undo_brings_it_back(bench, clie
 
 def test_merging_ticked_nuggets_makes_one_with_the_given_text(bench, client):
     a, b, c = stored(bench)
-    response = post(client, "/nuggets/1/merge", {"nid": [a.id, c.id], "text": "Solar power is made and stored"})
+    response = post(client, "/nuggets/1/merge", {**ticked(a, c), "text": "Solar power is made and stored"})
     now = stored(bench)
     assert len(now) == 2 and b.id in [n.id for n in now]
     merged = next(n for n in now if n.text == "Solar power is made and stored")
@@ -206,10 +218,10 @@ def test_merging_ticked_nuggets_makes_one_with_the_given_text(bench, client):
 
 def test_merging_needs_two_nuggets_of_the_topic(bench, client):
     a = stored(bench)[0]
-    post(client, "/nuggets/1/merge", {"nid": [a.id]})
+    post(client, "/nuggets/1/merge", ticked(a))
     assert flash(client) == "Tick two or more nuggets to merge them."
     other = NuggetStore(Workspace(bench)).add("2", "Wind farms at sea", author="alice")
-    post(client, "/nuggets/1/merge", {"nid": [a.id, other.id]})
+    post(client, "/nuggets/1/merge", ticked(a, other))
     assert flash(client).startswith("no such nugget")
     assert len(stored(bench)) == 3 and len(stored(bench, "2")) == 1
 
@@ -310,7 +322,7 @@ def test_history_shows_text_as_escaped_words_taken_out_and_put_in(bench, client)
 def test_a_merged_nuggets_history_goes_on_to_show_the_edits_of_what_it_was_merged_from(bench, client):
     a, b, c = stored(bench)
     post(client, f"/nuggets/1/{a.id}/edit", {"version": a.version, "text": "Panels make power", "importance": "vital"})
-    post(client, "/nuggets/1/merge", {"nid": [a.id, b.id]})
+    post(client, "/nuggets/1/merge", ticked(*stored(bench)[:2]))
     merged = stored(bench)[0]
     page = client.get(f"/nuggets/1/{merged.id}/history").text
     rows = re.findall(r'<tr data-nid="([^"]+)" data-version="(\d+)"[^>]*>.*?<span class="action">(.*?)</span>', page,
@@ -322,7 +334,7 @@ def test_a_merged_nuggets_history_goes_on_to_show_the_edits_of_what_it_was_merge
 
 def test_undoing_a_merge_brings_back_the_merged_nuggets(bench, client):
     a, b, c = stored(bench)
-    post(client, "/nuggets/1/merge", {"nid": [a.id, b.id]})
+    post(client, "/nuggets/1/merge", ticked(a, b))
     merged = stored(bench)[0]
     post(client, f"/nuggets/1/{merged.id}/undo", {"version": merged.version})
     assert ids(bench) == [a.id, b.id, c.id]
@@ -395,3 +407,98 @@ def test_beyond_loopback_nugget_pages_and_posts_need_a_token(bench):
     post(public, f"/nuggets/1/{n.id}/approve", {"version": n.version})
     assert stored(bench)[0].updated_by == "alice"
     assert history(bench, n.id)[-1].author == "alice"
+
+
+# ---- saves from one version: compare-and-set ----
+
+def test_a_form_without_its_version_is_refused(bench, client):
+    n = stored(bench)[0]
+    for action, data in [("edit", {"text": "no version", "importance": "okay"}), ("approve", {}), ("delete", {}),
+                         ("undo", {})]:
+        post(client, f"/nuggets/1/{n.id}/{action}", data)
+        message = flash(client)
+        assert "does not say which version" in message and "nothing was done" in message, action
+    a, b = stored(bench)[:2]
+    post(client, "/nuggets/1/merge", {"nid": [a.id, b.id]})
+    assert "does not say which version" in flash(client)
+    assert stored(bench)[0] == n and len(history(bench, n.id)) == 1 and len(stored(bench)) == 3
+
+
+def test_of_two_saves_from_the_same_version_only_one_is_made(bench, monkeypatch):
+    """The second save arrives while the first is between its version check and its write: it must wait
+    for the first and then be refused, never check the old version and overwrite."""
+    import threading
+
+    n = stored(bench)[0]
+    first, second = client_for(bench), client_for(bench)
+    forms = {c: {"csrf": csrf_of(c.get("/nuggets/1").text), "version": str(n.version), "importance": "okay"}
+             for c in (first, second)}
+    real_edit = NuggetStore.edit
+    racing: list[threading.Thread] = []
+
+    def edit_while_another_saves(self, *args, **kwargs):
+        if not racing:  # the first save: let the second one run now, as far as it can get
+            other = threading.Thread(target=second.post, args=(f"/nuggets/1/{n.id}/edit",),
+                                     kwargs={"data": {**forms[second], "text": "second"}, "follow_redirects": False})
+            racing.append(other)
+            other.start()
+            other.join(1.0)  # done at once if it is not held up; held up until this save commits otherwise
+        return real_edit(self, *args, **kwargs)
+
+    monkeypatch.setattr(NuggetStore, "edit", edit_while_another_saves)
+    first.post(f"/nuggets/1/{n.id}/edit", data={**forms[first], "text": "first"})
+    racing[0].join(30)
+    versions = history(bench, n.id)
+    assert [v.action for v in versions] == ["add", "edit"]  # one save made, not two
+    assert stored(bench)[0].text == "first"
+    assert "was changed by local" in flash(second)
+
+
+# ---- ids are path segments ----
+
+def test_ids_containing_a_slash_reach_their_pages(bench, client):
+    made = NuggetStore(Workspace(bench)).add("t/1", "Wind at sea", author="alice")
+    assert "/" in made.id
+    quoted = made.id.replace("/", "%2F")
+    page = client.get("/nuggets/t%2F1")
+    assert page.status_code == 200 and "Wind at sea" in page.text
+    assert f'action="/nuggets/t%2F1/{quoted}/edit"' in page.text and 'action="/nuggets/t%2F1/add"' in page.text
+    assert client.get(f"/nuggets/t%2F1/{quoted}/history").status_code == 200
+    post(client, f"/nuggets/t%2F1/{quoted}/edit", {"version": made.version, "text": "Wind farms at sea",
+                                                    "importance": "vital"}, page="/nuggets/t%2F1")
+    assert flash(client, "t%2F1") == f"Saved nugget {made.id}."
+    assert stored(bench, "t/1")[0].text == "Wind farms at sea"
+    assert client.get("/nuggets/t%2F1/nope/x/history").status_code == 404
+
+
+def test_unlinking_an_alternative_that_does_not_exist_names_the_number_sent(bench, client):
+    n = stored(bench)[0]
+    post(client, f"/nuggets/1/{n.id}/link", {"version": n.version, "docid": "d1"})
+    n = stored(bench)[0]
+    for sent in ("-1", "1"):
+        post(client, f"/nuggets/1/{n.id}/unlink", {"version": n.version, "alternative": sent})
+        message = flash(client)
+        assert f"has no support alternative {sent} (its 1 are numbered 0 to 0)" in message, message
+        assert "#0" not in message
+    assert len(stored(bench)[0].support) == 1
+
+
+def test_the_relevant_documents_follow_new_judgments_and_corpus_edits(bench, client):
+    import json
+    import os
+
+    page = client.get("/nuggets/1").text
+    assert 'id="doc-d1"' in page and 'id="doc-d2"' not in page
+    ws = Workspace(bench)
+    ws.record(Judgment("1", "d2", 2, Judge("human", "alice")))  # recorded elsewhere while the page is served
+    assert 'id="doc-d2"' in client.get("/nuggets/1").text
+    corpus = Path(ws.corpus_source)
+    lines = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+    for record in lines:
+        if record["id"] == "d1":
+            record["contents"] = "Photovoltaic cells, rewritten."
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    stat = corpus.stat()
+    os.utime(corpus, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    page = client.get("/nuggets/1").text
+    assert "Photovoltaic cells, rewritten." in page and "Indented second paragraph" not in page

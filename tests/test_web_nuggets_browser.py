@@ -98,7 +98,9 @@ def test_an_assessor_edits_merges_links_an_and_group_and_approves_and_the_histor
         item = page.locator(f'li.nugget[data-nid="{nid}"]')
 
         # link d1 and d4 as one AND group (a preview of each document is there to read first)
-        item.locator("details.link summary").click()
+        with page.expect_navigation():
+            item.locator("a.link-docs").click()  # the page again, with this nugget's form for linking open
+        item = page.locator(f'li.nugget[data-nid="{nid}"]')
         item.locator('input[name=docid][value="d1"]').check()
         item.locator('input[name=docid][value="d4"]').check()
         page.locator("#doc-d1 summary").click()

@@ -9,7 +9,7 @@ from starlette.testclient import TestClient
 from trecbench.errors import InputError
 from trecbench.store import Judge, Judgment, Workspace
 from trecbench.web.app import create_app
-from web_support import add_pool, make_bench
+from web_support import add_pool, csrf_of, make_bench
 
 # topic 2 only: w1 first, then a new document w3
 SECOND = [("2", "w1", 0, None, True), ("2", "w3", 1, None, True)]
@@ -108,16 +108,17 @@ def test_an_unknown_pool_is_refused_with_the_pools_there_are(bench, cli_run):
 
 
 def test_serve_judges_the_pool_chosen_with_pool(bench, cli_run, monkeypatch):
-    newest = TestClient(create_app(bench, require_token=False))
-    chosen = TestClient(create_app(bench, require_token=False, pool="p1"))
+    newest = TestClient(create_app(bench, require_token=False), base_url="http://127.0.0.1")
+    chosen = TestClient(create_app(bench, require_token=False, pool="p1"), base_url="http://127.0.0.1")
     assert "solar energy" not in newest.get("/").text  # p2 has topic 2 only
     assert "solar energy" in chosen.get("/").text
-    assert chosen.get("/next", params={"qid": "1"}, follow_redirects=True).url.params["docid"] == "d1"
-    assert newest.get("/next", params={"qid": "2"}, follow_redirects=True).url.params["docid"] == "w1"
+    for client, qid, first in [(chosen, "1", "d1"), (newest, "2", "w1")]:
+        taken = client.post("/next", data={"csrf": csrf_of(client.get("/").text), "qid": qid})
+        assert taken.url.params["docid"] == first
 
     ws = Workspace(bench)
     add_pool(ws, "p3", [("1", "d4", 0, None, True)])
-    third = TestClient(create_app(bench, require_token=False, pool="p3"))
+    third = TestClient(create_app(bench, require_token=False, pool="p3"), base_url="http://127.0.0.1")
     assert "solar energy" in third.get("/").text
     ws.delete_pool("p3")  # deleted while the app serves it: no pool to judge, not an error
     page = third.get("/")

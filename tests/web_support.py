@@ -59,6 +59,17 @@ def add_pool(ws, name: str, rows) -> None:
     save_pool(ws, name, "test", {}, frame)
 
 
+def add_assessor(bench: Path, name: str) -> str:
+    """Register an assessor in the workspace; returns their token."""
+    from trecbench.store.workspace import Workspace
+
+    ws = Workspace(bench)
+    try:
+        return ws.add_assessor(name)
+    finally:
+        ws.close()
+
+
 def human_judgments(bench: Path) -> list[tuple[str, str, str, int]]:
     """(assessor, qid, docid, grade) of every human judgment row, in the order recorded."""
     from trecbench.store.workspace import Workspace

@@ -1,4 +1,5 @@
-"""Line-level reading shared by the topic and corpus readers: gzip, byte offsets, UTF-8 problems, sniffing."""
+"""Line-level reading shared by every file reader (topics, corpora, nuggets, answers, evidence, contexts,
+assignments): gzip, byte offsets, UTF-8 problems, JSONL lines and ids, telling JSONL from TSV."""
 from __future__ import annotations
 
 import gzip
@@ -55,6 +56,13 @@ def read_line_at(path: Path, offset: int) -> str:
         raw = f.readline()
     text, _ = decode(raw, 0)
     return text or ""
+
+
+def json_id(value: object) -> str | None:
+    """An id read from a JSON record: a non-empty string or an integer (not a boolean), stripped; else None."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+        return None
+    return str(value).strip()
 
 
 def looks_like_jsonl(path: Path) -> bool:

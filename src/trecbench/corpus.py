@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
-from trecbench._lines import iter_lines, looks_like_jsonl, read_line_at
+from trecbench._lines import iter_lines, json_id, looks_like_jsonl, read_line_at
 from trecbench.errors import InputError, Problem
 
 ID_KEYS = ("id", "docid", "_id", "doc_id")
@@ -133,10 +133,9 @@ def _from_record(record: dict[str, Any]) -> tuple[Document | None, str]:
     id_key = next((k for k in ID_KEYS if k in record), None)
     if id_key is None:
         return None, f"missing id field (one of {', '.join(ID_KEYS)})"
-    docid = record[id_key]
-    if isinstance(docid, bool) or not isinstance(docid, (str, int)) or not str(docid).strip():
+    docid = json_id(record[id_key])
+    if docid is None:
         return None, f"field {id_key!r} must be a non-empty string or integer"
-    docid = str(docid).strip()
     text_key = next((k for k in TEXT_KEYS if k in record), None)
     if text_key is None:
         return None, f"missing text field (one of {', '.join(TEXT_KEYS)}) for docid {docid!r}"

@@ -51,7 +51,7 @@ class DemoResult:
 def _fresh(folder: Path) -> None:
     if folder.exists():
         if not (folder / DEMO_MARKER).exists() and any(folder.iterdir()):
-            from trecbench.errors import InputError
+            from trecbench import InputError
 
             raise InputError(str(folder), 0, "exists and is not a demo folder: choose another --dir")
         shutil.rmtree(folder)
@@ -62,22 +62,10 @@ def _fresh(folder: Path) -> None:
 def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None, api_base: str | None = None,
              api_key: str | None = None, say: Callable[[str], None] = lambda _: None) -> DemoResult:
     """Run the whole pipeline into `folder` (replaced if it holds an earlier demo); returns the numbers."""
-    from trecbench.evaluation import evaluate
-    from trecbench.evaluation.answers import evaluate_answers
-    from trecbench.evaluation.duplicates import duplicate_groups
-    from trecbench.evaluation.evidence import evaluate_evidence, evidence_from_nuggets
-    from trecbench.nuggets.io import read_nuggets
-    from trecbench.nuggets.store import NuggetStore
-    from trecbench.pooling.loo import leave_one_out
-    from trecbench.pooling.pool import build_pool
-    from trecbench.qrels import read_qrels, write_qrels
-    from trecbench.qrels.agreement import agreement
-    from trecbench.qrels.select import propagate, select_grades, to_qrels
-    from trecbench.report import ReportOptions, write_report
-    from trecbench.runs import write_run
-    from trecbench.runs.baselines import bm25_run
-    from trecbench.store import Judge, Judgment, Workspace
-    from trecbench.store.workspace import load_pool, save_pool
+    from trecbench import (NuggetStore, ReportOptions, Workspace, agreement, bm25_run, draft_extractive, evaluate,
+                           duplicate_groups, evaluate_answers, evaluate_evidence, evidence_from_nuggets, import_qrels,
+                           pool_runs, read_nuggets, workspace_leave_one_out, workspace_qrels, write_qrels, write_report,
+                           write_run)
 
     sample = sample_dir()
     folder = Path(folder)
@@ -108,33 +96,23 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
     runs = sorted(runs_dir.glob("*.txt"))
     step(f"BM25 baseline run (bm25s) beside {len(runs) - 1} submitted runs")
 
-    pool = build_pool([str(r) for r in runs], depth=POOL_DEPTH, corpus=corpus, dedup="near",
-                      topics=list(ws.topics()))
-    save_pool(ws, f"depth-{POOL_DEPTH}", "depth", pool.info.as_dict(), pool.candidates)
+    pool, _ = pool_runs([str(r) for r in runs], workspace=ws, name=f"depth-{POOL_DEPTH}", depth=POOL_DEPTH,
+                        dedup="near")
     step(f"pooled the top {POOL_DEPTH} of {len(runs)} runs: {len(pool.candidates)} candidates")
 
     # judgments: the sample's assessors, recorded as people's judgments (the second one first, so the
     # official assessor's are the most recent and win `--prefer human`)
-    def import_human(path: Path, name: str) -> int:
-        frame = read_qrels(path)
-        rows = [Judgment(q, d, int(g), Judge("human", name))
-                for q, d, g in zip(frame["query_id"], frame["doc_id"], frame["relevance"]) if g >= 0]
-        ws.record_many(rows)
-        return len(rows)
-
-    import_human(sample / "qrels.second-assessor.txt", "assessor-2")
+    import_qrels(ws, sample / "qrels.second-assessor.txt", "assessor-2", kind="human")
     if model:
         failures += _judge_with_model(ws, model, api_base, api_key)
         step(f"pool judged by {model}")
     else:
-        import_human(sample / "qrels.txt", "assessor-1")
+        import_qrels(ws, sample / "qrels.txt", "assessor-1", kind="human")
         step("judgments of two assessors recorded")
 
     judgments = ws.judgments()
     official = "assessor-1" if not model else f"{model}:graded-0-3"
-    grades = select_grades(judgments, judge=official)
-    grades, _ = propagate(grades, load_pool(ws))
-    qrels = to_qrels(grades)
+    qrels = workspace_qrels(ws, judge=official).qrels
     qrels_path = folder / "qrels.txt"
     write_qrels(qrels[["query_id", "iteration", "doc_id", "relevance"]], qrels_path)
 
@@ -144,8 +122,6 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
         failures += _draft_with_model(ws, model, api_base, api_key)
         step(f"nuggets drafted by {model}")
     else:
-        from trecbench.nuggets.draft_extractive import draft_extractive
-
         draft_extractive(ws, corpus=corpus)
         step("nuggets drafted extractively")
         store.import_topics(read_nuggets(sample / "nuggets.jsonl"), author="assessor-1")
@@ -159,7 +135,7 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
     answer_files = sorted(str(p) for p in (sample / "answers").glob("*.jsonl"))
     options: dict[str, Any] = {}
     if model:
-        options = {"assigner": "llm", "model": model, "api_base": api_base, "cache": str(bench / "bench.sqlite")}
+        options = {"assigner": "llm", "model": model, "api_base": api_base, "cache": str(ws.cache_path)}
     else:
         options = {"assigner": "citation", "duplicates": duplicate_groups(ws)}
     answer_scores, _ = evaluate_answers(topics_nuggets, answer_files, **options)
@@ -175,9 +151,9 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: str | None = None,
         if "query_id" in evidence_scores.frame.index.names else evidence_scores.frame
     funnel = evidence_scores.stage_summary()
     step("evidence scored, with the funnel")
-    loo = leave_one_out(qrels_path, [str(r) for r in runs], ["nDCG@10", "R@100"], depth=POOL_DEPTH)
+    loo = workspace_leave_one_out(ws, ["nDCG@10", "R@100"], qrels=qrels_path)  # the pool's runs and depth
     step("leave-one-run-out")
-    second = to_qrels(select_grades(judgments, judge="assessor-2"))
+    second = workspace_qrels(ws, judge="assessor-2").qrels
     agree = agreement(qrels, second)
     step("judge agreement")
     report = folder / "report.html"
@@ -193,7 +169,7 @@ def _model_client(ws, model: str, api_base: str | None, api_key: str | None):
     from trecbench.llm import LLM, ModelConfig
 
     config = ModelConfig(model, api_base=api_base, api_key=api_key, concurrency=8)
-    return LLM(config, cache=ws.path / "bench.sqlite")
+    return LLM(config, cache=ws.cache_path)
 
 
 def _judge_with_model(ws, model: str, api_base: str | None, api_key: str | None) -> list[str]:

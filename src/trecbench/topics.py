@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from trecbench._lines import iter_json_objects, iter_lines, looks_like_jsonl
+from trecbench._lines import iter_json_objects, iter_lines, json_id, looks_like_jsonl
 from trecbench.errors import InputError, Problem
 
 ID_KEYS = ("qid", "query_id", "id", "topic_id")
@@ -103,10 +103,9 @@ def _topic_from_record(record: dict[str, Any], text: str | None = None) -> tuple
     id_key = next((k for k in ID_KEYS if k in record), None)
     if id_key is None:
         return None, f"missing id field (one of {', '.join(ID_KEYS)})"
-    qid = record[id_key]
-    if isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
+    qid = json_id(record[id_key])
+    if qid is None:
         return None, f"field {id_key!r} must be a non-empty string or integer"
-    qid = str(qid).strip()
     text_key = next((k for k in TEXT_KEYS if k in record), None)
     if text is None:
         if text_key is None:

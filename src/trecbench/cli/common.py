@@ -52,6 +52,54 @@ def describe_plan(plan, *, at_most: bool = False, note: str = "") -> str:
             f"the cache), {plan.prompt_tokens} input tokens{note}, ~{plan.completion_tokens} output tokens, {cost}")
 
 
+class SeveralAfterOne(click.Command):
+    """A command whose options named in `several` take every value up to the next option, so that
+    `--answers answers/*.jsonl` (a shell glob) gives them all, not the first one and stray arguments."""
+
+    several: tuple[str, ...] = ()
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        flag = None
+        for arg in args:
+            if arg == "--":
+                flag = None
+            elif arg.startswith("-") and len(arg) > 1:
+                flag = arg if arg in self.several else None
+            elif flag is not None and out and out[-1] != flag:
+                out.append(flag)  # a further value of the same option
+            out.append(arg)
+        return super().parse_args(ctx, out)
+
+
+def several_after_one(*names: str) -> type[SeveralAfterOne]:
+    """The command class for `@click.command(cls=...)` with these options taking several values."""
+    return type("SeveralAfterOneCommand", (SeveralAfterOne,), {"several": names})
+
+
+class RegistryChoice(click.Choice):
+    """A choice among the names of a registry, read when first needed: the command module imports nothing
+    heavy, and a name registered from Python before the command runs is a valid choice."""
+
+    def __init__(self, names: Callable[[], Iterable[str]]):
+        self._names = names
+        super().__init__([])
+
+    @property  # type: ignore[override]
+    def choices(self) -> list[str]:
+        return list(self._names())
+
+    @choices.setter
+    def choices(self, value) -> None:  # click sets it in __init__; the registry is the source
+        pass
+
+
+def assigner_names() -> list[str]:
+    from trecbench.evaluation.assign import ASSIGNERS
+
+    return list(ASSIGNERS)
+
+
 def duplicates_option(f: Callable) -> Callable:
     """`--duplicates same|distinct`: whether a workspace pool's duplicate groups are one document in scoring."""
     return click.option(

@@ -5,7 +5,7 @@ from contextlib import contextmanager
 
 import click
 
-from trecbench.cli.common import duplicates_option
+from trecbench.cli.common import RegistryChoice, assigner_names, duplicates_option
 
 
 @click.command("answers")
@@ -16,7 +16,7 @@ from trecbench.cli.common import duplicates_option
               help="Take the nuggets from this workspace (unless --nuggets), its pool's duplicate groups (citation "
                    "assigner) and keep model replies in its cache.")
 @duplicates_option
-@click.option("--assigner", type=click.Choice(["citation", "string", "llm"]), default="citation", show_default=True,
+@click.option("--assigner", type=RegistryChoice(assigner_names), default="citation", show_default=True,
               help="citation: cited documents vs nugget support, plus word overlap (offline); string: "
                    "Levenshtein similarity to sentence windows (offline); llm: a model labels each nugget.")
 @click.option("--model", default=None, help="Model for --assigner llm (a litellm model name, e.g. openai/gpt-4o-mini).")
@@ -80,14 +80,13 @@ def answers(answer_files, nuggets_path, workspace, duplicates, assigner, model, 
 
         nuggets = {t.qid: t for t in read_nuggets(nuggets_path)}
     elif workspace:
-        from trecbench.nuggets.store import NuggetStore
+        from trecbench.nuggets.store import workspace_nuggets
+
+        nuggets = {t.qid: t for t in workspace_nuggets(workspace)}
+    if workspace and cache_path == "trecbench-llm-cache.sqlite":
         from trecbench.store import Workspace
 
-        nuggets = {t.qid: t for t in NuggetStore(Workspace(workspace)).export() if t.nuggets}
-    if workspace and cache_path == "trecbench-llm-cache.sqlite":
-        from pathlib import Path
-
-        cache_path = str(Path(workspace) / "bench.sqlite")
+        cache_path = str(Workspace(workspace).cache_path)
     if assignment_files:
         if answer_files:
             raise click.UsageError("give either ANSWER_FILES (to assign) or --assignments (already assigned)")

@@ -65,10 +65,9 @@ def evidence(evidence_path, nuggets_path, workspace, contexts_paths, k, stages, 
     if evidence_path:
         items = read_evidence(evidence_path)
     elif not nuggets_path:
-        from trecbench.nuggets.store import NuggetStore
-        from trecbench.store import Workspace
+        from trecbench.nuggets.store import workspace_nuggets
 
-        items = evidence_from_nuggets(NuggetStore(Workspace(workspace)).export())
+        items = evidence_from_nuggets(workspace_nuggets(workspace))
         if not any(i.any_of for i in items):
             raise click.UsageError(f"{workspace}: no nugget has supporting documents yet")
     else:

@@ -125,7 +125,7 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
         else:
             out.write_json(results, stream, per_topic=per_topic)
     for res in results:
-        name = getattr(res, "name", res.runid)
+        name = res.shown
         if res.missing:
             click.echo(f"{name}: {len(res.missing)} qrels topic(s) not in the run, scored 0: {_some(res.missing)}",
                        err=True)

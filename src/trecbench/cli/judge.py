@@ -64,6 +64,7 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
     from trecbench.llm import LLM, Budget, ModelConfig
     from trecbench.qrels.judges.llm import (candidates, few_shot_examples, judge as run_judge, judge_adaptive,
                                             model_judge, plan_tasks)
+    from trecbench.pooling.workspace import is_adaptive, resume_adaptive
     from trecbench.qrels.judges.prompts import load_prompt
     from trecbench.store import Workspace
 
@@ -78,23 +79,13 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
                          concurrency=concurrency, rpm=rpm)
     identity = model_judge(model, prompt, batch=batch, samples=samples, params=params)
     pool = candidates(ws, pool_name)
-    adaptive = pool.attrs.get("strategy") in ("mtf", "maxmean")
+    adaptive = is_adaptive(pool.attrs.get("strategy"))
     if adaptive:
-        from trecbench.pooling.pool import Pool, PoolInfo
-        from trecbench.store.workspace import load_pool
-
         if batch > 1:
             raise click.UsageError("an adaptive pool picks one document at a time: --batch must be 1")
-        stored = load_pool(ws, pool_name)
-        info = PoolInfo.from_dict(stored.attrs["info"])
-        adaptive_pool = Pool(stored.reset_index(drop=True), info)
-        mine = ws.judgments()
-        mine = mine[mine["judge"] == identity.name].sort_values("id")
-        done = {(q, d): int(g) for q, d, g in zip(mine["query_id"], mine["doc_id"], mine["grade"])}
-        per_topic = info.budget or stored.groupby("query_id").size().max()
-        total = min(len(stored), int(per_topic) * stored["query_id"].nunique())
-        total = max(total - len(done), 0) if limit is None else min(limit, total)
-        tasks, skipped = [], len(done)
+        resumed = resume_adaptive(ws, identity.name, pool_name, limit=limit)
+        adaptive_pool, graded, total, info = resumed.pool, resumed.done, resumed.remaining, resumed.pool.info
+        tasks, skipped = [], len(graded)
     else:
         tasks, skipped = plan_tasks(pool, ws.judged_pairs(identity), batch, limit)
         total = sum(len(t.docids) for t in tasks)
@@ -125,7 +116,7 @@ def llm(workspace, model, api_bases, api_key, prompt_spec, batch, samples, examp
         if adaptive:
             report = client.run(judge_adaptive(ws, client, prompt, adaptive_pool, identity, budget=info.budget,
                                                 relevant_grade=relevant_grade, samples=samples, examples=shots,
-                                                corpus=corpus, done=done, on_progress=progress))
+                                                corpus=corpus, done=graded, on_progress=progress))
             skipped = report.skipped
         else:
             report = client.run(run_judge(ws, client, prompt, tasks, identity, samples=samples, examples=shots,

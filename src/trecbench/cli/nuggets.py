@@ -102,7 +102,7 @@ def _draft_llm(ws, model, min_grade, window, max_nuggets, keep, only, redraft, a
     from trecbench.llm import LLM, Budget, LLMError, ModelConfig
     from trecbench.nuggets.draft_llm import DraftSettings, draft_with_llm, drafter_name
     from trecbench.nuggets.drafts import plan_topics
-    from trecbench.nuggets.store import relevant_by_topic
+    from trecbench.nuggets.relevant import relevant_by_topic
 
     settings = DraftSettings(min_grade=min_grade, window=window, max_nuggets=max_nuggets, keep=keep)
     deployments = [{"model": model, "api_base": b, **({"api_key": api_key} if api_key else {})}

@@ -6,8 +6,42 @@ import sys
 import click
 
 from trecbench.cli.common import format_option, print_table
+from trecbench.pooling.dedup import DEDUP_MODES
 
-STRATEGY_NAMES = ["depth", "rrf", "rbp", "mtf", "maxmean"]
+
+
+def _strategies():
+    from trecbench.pooling.strategies import STRATEGIES
+
+    return STRATEGIES
+
+
+def strategy_choice(**kwargs):
+    """`-s/--strategy`: the registered pooling strategies."""
+    names = list(_strategies())
+    return click.option("-s", "--strategy", type=click.Choice(names), **kwargs)
+
+
+def strategy_help() -> str:
+    return "; ".join(f"{name}: {cls.summary}" for name, cls in _strategies().items() if cls.summary) + "."
+
+
+def strategy_parameters(f):
+    """One option per parameter of a registered strategy: --rrf-k, --rbp-p, ... (`--NAME-PARAM`)."""
+    from dataclasses import fields
+
+    for name, cls in reversed(list(_strategies().items())):
+        for field in reversed(fields(cls) if hasattr(cls, "__dataclass_fields__") else ()):
+            kind = click.FLOAT if isinstance(field.default, float) else click.INT
+            f = click.option(f"--{name}-{field.name.replace('_', '-')}", f"{name}__{field.name}", type=kind,
+                             default=field.default, show_default=True,
+                             help=cls.param_help.get(field.name, f"{field.name} of {name}."))(f)
+    return f
+
+
+def _chosen_params(strategy: str, values: dict) -> dict:
+    prefix = f"{strategy}__"
+    return {key[len(prefix):]: value for key, value in values.items() if key.startswith(prefix)}
 
 
 class PoolGroup(click.Group):
@@ -46,28 +80,25 @@ def pool() -> None:
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-k", "--depth", type=click.IntRange(min=1), default=100, show_default=True,
               help="Pool each run's top K documents per topic (trec_eval order).")
-@click.option("-s", "--strategy", type=click.Choice(STRATEGY_NAMES), default="depth", show_default=True,
-              help="depth: TREC depth-k union; rrf / rbp: by fused score; mtf / maxmean: adaptive, "
-                   "chosen during judging.")
+@strategy_choice(default="depth", show_default=True, help=strategy_help())
 @click.option("-b", "--budget", type=click.IntRange(min=1), default=None,
-              help="Judgments per topic: depth/rrf/rbp keep the first N representatives (and their duplicates); "
-                   "mtf/maxmean stop judging after N.")
+              help="Judgments per topic: a static strategy keeps the first N representatives (and their "
+                   "duplicates); an adaptive one stops judging after N.")
 @click.option("-t", "--topics", "topics_path", default=None, help="Pool only these topics (TSV, JSONL or irds:).")
 @click.option("-c", "--corpus", "corpus_path", default=None, help="Documents' text, for --dedup (JSONL, TSV, irds:).")
-@click.option("--dedup", type=click.Choice(["none", "exact", "near"]), default="none", show_default=True,
-              help="exact: identical normalised text; near: word 5-shingle Jaccard >= --threshold. Needs --corpus.")
+@click.option("--dedup", type=click.Choice(DEDUP_MODES), default="none", show_default=True,
+              help="exact: identical normalised text (not the title); near: word 5-shingle Jaccard >= --threshold. "
+                   "Needs --corpus.")
 @click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
               help="Jaccard similarity from which two documents are near-duplicates.")
-@click.option("--rrf-k", type=click.FloatRange(min=0), default=60.0, show_default=True, help="k of rrf: 1/(k+rank).")
-@click.option("--rbp-p", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8, show_default=True,
-              help="Persistence p of rbp: weight (1-p)p^(rank-1).")
+@strategy_parameters
 @click.option("-o", "--output", default=None, help="Pool file to write (TSV); standard output when neither -o nor -w.")
 @click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
               help="Store the pool in this workspace (what `judge llm` and `serve` judge); the workspace's corpus "
                    "and topics are used unless --corpus / --topics are given.")
 @click.option("--name", default=None, help="Name of the pool in the workspace (default: strategy-depth-N).")
-def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, threshold, rrf_k, rbp_p, output, workspace,
-          name) -> None:
+def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, threshold, output, workspace, name,
+          **params) -> None:
     """Pool RUN files: one candidate per (topic, docid), with the runs that retrieved it, in judging order.
 
     Writes the pool file (TSV with a header: query_id doc_id priority best_rank n_runs runs ranks group
@@ -80,64 +111,25 @@ def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, thresh
       trecbench pool bm25.txt dense.txt --corpus corpus.jsonl --dedup near -o pool.tsv
       trecbench pool bm25.txt dense.txt --depth 20 --dedup near -w mybench
     """
-    from trecbench.pooling.pool import build_pool
-    from trecbench.pooling.strategies import get_strategy
+    from trecbench.pooling.workspace import pool_runs
 
-    ws = None
-    if workspace:
-        from trecbench.store import Workspace
-
-        ws = Workspace(workspace)
-        corpus_path = corpus_path or ws.corpus_source
-        if not topics_path and ws.topics():
-            topics_path = None  # the workspace's topics, below
-    if output is None and ws is None:
-        output = "-"
-
-    if dedup != "none" and not corpus_path:
-        raise click.UsageError(f"--dedup {dedup} needs the documents' text: give --corpus")
-    params = {"rrf": {"k": rrf_k}, "rbp": {"p": rbp_p}}.get(strategy, {})
-    topics = None
-    if topics_path:
-        from trecbench.topics import read_topics
-
-        topics = [t.qid for t in read_topics(topics_path)]
-    elif ws is not None and ws.topics():
-        topics = list(ws.topics())
-    corpus = None
-    if corpus_path:
-        from trecbench.corpus import open_corpus
-
-        corpus = open_corpus(corpus_path)
-    result = build_pool(list(runs), depth=depth, strategy=get_strategy(strategy, **params), budget=budget,
-                        topics=topics, topics_source=topics_path, corpus=corpus, dedup=dedup, threshold=threshold)
+    try:
+        result, stored = pool_runs(runs, workspace=workspace, name=name, topics=topics_path, corpus=corpus_path,
+                                   strategy=strategy, params=_chosen_params(strategy, params), depth=depth,
+                                   budget=budget, dedup=dedup, threshold=threshold)
+    except ValueError as e:
+        raise click.UsageError(f"{e}" + ("; choose another --name" if "already exists" in str(e) else "")) from None
     _problems(result.problems)
-    if ws is not None:
-        from trecbench.store.workspace import save_pool
-
-        pool_name = name or f"{strategy}-{depth}"
-        try:
-            save_pool(ws, pool_name, strategy, result.info.as_dict(), result.candidates)
-        except ValueError as e:
-            raise click.BadParameter(f"{e}; choose another --name", param_hint="'--name'") from None
-        click.echo(f"stored in {workspace} as pool {pool_name!r}", err=True)
-    if output is not None:
-        stream = _output(output)
+    if output is not None or workspace is None:
+        stream = _output(output or "-")
         try:
             result.write(stream)
         finally:
             if stream is not sys.stdout:
                 stream.close()
-    c = result.candidates
-    topics_n = c["query_id"].nunique()
-    click.echo(f"pool: {len(c)} candidates over {topics_n} topic{'s' * (topics_n != 1)} from {len(runs)} "
-               f"run{'s' * (len(runs) != 1)} "
-               f"({strategy}, depth {depth}{f', budget {budget}' if budget else ''})", err=True)
-    if dedup != "none":
-        saved = result.judgments_saved
-        share = saved / len(c) if len(c) else 0.0
-        click.echo(f"de-duplication ({dedup}): {len(c) - saved} to judge; judgments saved: {saved} ({share:.1%})",
-                   err=True)
+    if stored is not None:
+        click.echo(f"stored in {workspace} as pool {stored!r}", err=True)
+    click.echo(result.summary(), err=True)
 
 
 @pool.command("list")
@@ -268,32 +260,46 @@ def estimate(pool_file, model, batch, corpus_path, topics_path, input_price, out
 
 
 @pool.command()
-@click.option("--qrels", "qrels_path", required=True, type=click.Path(dir_okay=False), help="The judgments (TREC qrels).")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--qrels", "qrels_path", default=None, type=click.Path(dir_okay=False),
+              help="The judgments (TREC qrels); with -w, the workspace's qrels unless given.")
+@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
+              help="Use a stored pool: its runs and depth, and the workspace's qrels.")
+@click.option("--pool", "pool_name", default=None, help="With -w: the stored pool (default: the newest).")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure (ir-measures or trec_eval name). Repeatable. Default: nDCG@10 R@100.")
-@click.option("-k", "--depth", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Pool depth at which a run's own documents are counted.")
+@click.option("-k", "--depth", type=click.IntRange(min=1), default=None,
+              help="Pool depth at which a run's own documents are counted [100; with -w: the pool's].")
 @click.option("-l", "--rel-level", default=1, show_default=True, type=int, help="Lowest grade counted as relevant.")
 @format_option("table", "csv", "json")
-def loo(qrels_path, runs, measures, depth, rel_level, fmt) -> None:
+def loo(qrels_path, runs, workspace, pool_name, measures, depth, rel_level, fmt) -> None:
     """Leave-one-run-out: is the collection safe to reuse for systems that were not pooled?
 
     Each RUN is scored again without the judgments of the documents only it contributed; the table
     shows its score, the drop and its rank before and after. The verdict: safe when, for every
     measure, Kendall tau of the system ranking >= 0.9 and the largest relative drop < 5%.
+    With -w, the stored pool's runs at the pool's depth are used (a different --depth is warned about).
 
     \b
     Example:
       trecbench pool loo --qrels qrels.txt bm25.txt dense.txt splade.txt -m nDCG@10 -m R@100
+      trecbench pool loo -w mybench --pool depth-20
     """
     from trecbench.evaluation.names import MeasureError
-    from trecbench.pooling.loo import DEFAULT_MEASURES, leave_one_out
+    from trecbench.pooling.loo import DEFAULT_MEASURES, leave_one_out, workspace_leave_one_out
+    from trecbench.pooling.pool import DEFAULT_DEPTH
 
-    if len(runs) < 2:
-        raise click.UsageError("leave-one-run-out needs at least two RUN files")
+    if workspace and runs:
+        raise click.UsageError("with -w the stored pool's runs are used: give -w or RUN files, not both")
+    if not workspace and (len(runs) < 2 or not qrels_path):
+        raise click.UsageError("leave-one-run-out needs --qrels and at least two RUN files (or -w BENCH)")
     try:
-        result = leave_one_out(qrels_path, list(runs), measures or DEFAULT_MEASURES, depth=depth, rel_level=rel_level)
+        if workspace:
+            result = workspace_leave_one_out(workspace, measures or DEFAULT_MEASURES, pool=pool_name, qrels=qrels_path,
+                                             depth=depth, rel_level=rel_level)
+        else:
+            result = leave_one_out(qrels_path, list(runs), measures or DEFAULT_MEASURES, depth=depth or DEFAULT_DEPTH,
+                                   rel_level=rel_level)
     except MeasureError as e:
         raise click.BadParameter(str(e), param_hint="'-m'") from None
     _problems(result.problems)
@@ -311,14 +317,13 @@ def loo(qrels_path, runs, measures, depth, rel_level, fmt) -> None:
 @click.option("--qrels", "qrels_path", required=True, type=click.Path(dir_okay=False),
               help="Existing judgments to replay (TREC qrels).")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-s", "--strategy", "strategies", multiple=True, type=click.Choice(STRATEGY_NAMES),
-              help="Strategy to replay. Repeatable. Default: depth mtf maxmean.")
+@strategy_choice(multiple=True, help="Strategy to replay. Repeatable. Default: depth mtf maxmean.")
 @click.option("-k", "--depth", type=click.IntRange(min=1), default=100, show_default=True, help="Pool depth.")
 @click.option("--at", "shares", multiple=True, type=click.FloatRange(0, 1, min_open=True),
               help="Share of each topic's pool judged at which to count (repeatable). Default: 0.1 0.25 0.5 1.")
 @click.option("-l", "--rel-level", default=1, show_default=True, type=int, help="Lowest grade counted as relevant.")
 @format_option("table", "csv", "json")
-def simulate(qrels_path, runs, strategies, depth, shares, rel_level, fmt) -> None:
+def simulate(qrels_path, runs, strategy, depth, shares, rel_level, fmt) -> None:
     """Replay existing qrels through strategies: relevant documents found per judgment spent.
 
     Each cell reads `relevant found / judgments (relevant per judgment)`, summed over the judged
@@ -330,7 +335,7 @@ def simulate(qrels_path, runs, strategies, depth, shares, rel_level, fmt) -> Non
     """
     from trecbench.pooling.simulate import DEFAULT_AT, simulate as run_simulation, wide
 
-    table, problems = run_simulation(qrels_path, list(runs), strategies or ("depth", "mtf", "maxmean"), depth=depth,
+    table, problems = run_simulation(qrels_path, list(runs), strategy or ("depth", "mtf", "maxmean"), depth=depth,
                                      at=sorted(shares) or DEFAULT_AT, rel_level=rel_level)
     _problems(problems)
     print_table(wide(table) if fmt == "table" else table.set_index("strategy"), fmt)
@@ -342,9 +347,11 @@ def simulate(qrels_path, runs, strategies, depth, shares, rel_level, fmt) -> Non
               help="Judgments of the pool's representatives (TREC qrels).")
 @click.option("-o", "--output", default="-", show_default=True, help="Qrels file to write.")
 def export_qrels(pool_file, qrels_path, output) -> None:
-    """Write qrels with each duplicate given its group representative's judgment.
+    """Write qrels with each unjudged duplicate given its group's grade.
 
-    A propagated judgment is marked by `propagated` in the iteration column (which trec_eval ignores).
+    The grade is the representative's, else the first judged member's (the rule `qrels export -w`
+    follows too). A propagated grade is marked by `propagated` in the iteration column (which
+    trec_eval ignores). The qrels are sorted by topic and docid.
 
     \b
     Example:
@@ -352,12 +359,13 @@ def export_qrels(pool_file, qrels_path, output) -> None:
     """
     from trecbench.pooling.pool import read_pool
     from trecbench.qrels import read_qrels, write_qrels
+    from trecbench.qrels.select import propagated_qrels
 
-    full = read_pool(pool_file).propagate(read_qrels(qrels_path))
+    full, propagated = propagated_qrels(read_qrels(qrels_path), read_pool(pool_file))
     stream = _output(output)
     try:
         write_qrels(full, stream)
     finally:
         if stream is not sys.stdout:
             stream.close()
-    click.echo(f"{len(full)} judgments written, {int(full['propagated'].sum())} propagated to duplicates", err=True)
+    click.echo(f"{len(full)} judgments written, {propagated} propagated to duplicates", err=True)

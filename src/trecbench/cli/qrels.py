@@ -79,7 +79,8 @@ def agree(qrels_a: str, qrels_b: str, threshold: int, runs: tuple[str, ...], mea
     Prints the confusion matrix (rows A, columns B), Cohen's kappa on all grades, binarised at
     --threshold, and linearly weighted; how often B grades lower, the same or higher than A for each
     grade of A. With --runs: Kendall's tau and Spearman's rho between the system rankings under A
-    and under B, and the mean per-topic tau. Pairs with a negative grade (unjudged) are left out.
+    and under B, and the mean per-topic tau. Pairs with a negative grade (unjudged) and grades
+    propagated from a duplicate (iteration `propagated`) are left out: they are not judgments.
 
     \b
     Example:
@@ -125,8 +126,9 @@ def agree(qrels_a: str, qrels_b: str, threshold: int, runs: tuple[str, ...], mea
 def export(workspace, output, judge, prefer, majority, pool_name, provenance) -> None:
     """Write the workspace's judgments as a TREC qrels file, one grade per (topic, document).
 
-    Duplicate groups of the pool lend a judged member's grade to the other members (reported,
-    and marked in --provenance).
+    Duplicate groups of the pool lend a judged member's grade (the representative's, else the first
+    judged member's) to the members without one: counted, marked `propagated` in the iteration
+    column and named in --provenance. The same qrels as `report`, `release` and `pool export-qrels`.
 
     \b
     Example:
@@ -134,25 +136,20 @@ def export(workspace, output, judge, prefer, majority, pool_name, provenance) ->
       trecbench qrels export -w mybench -o qrels.llm.txt --judge gpt-4o:graded-0-3
     """
     from trecbench.qrels import write_qrels
-    from trecbench.qrels.select import propagate, select_grades, to_qrels
-    from trecbench.store import Workspace
-    from trecbench.store.workspace import load_pool
+    from trecbench.qrels.select import workspace_qrels
 
-    ws = Workspace(workspace)
-    judgments = ws.judgments()
-    if judgments.empty:
-        raise click.ClickException(f"{workspace}: no judgments yet")
     try:
-        grades = select_grades(judgments, judge=judge, prefer=prefer, majority=majority)
+        result = workspace_qrels(workspace, judge=judge, prefer=prefer, majority=majority, pool=pool_name)
     except ValueError as e:
         raise click.BadParameter(str(e)) from None
-    grades, propagated = propagate(grades, load_pool(ws, pool_name))
-    frame = to_qrels(grades)
+    if result.empty:
+        raise click.ClickException(f"{workspace}: no judgments yet")
+    frame = result.qrels
     write_qrels(frame[["query_id", "iteration", "doc_id", "relevance"]], output)
     if provenance:
         frame.to_csv(provenance, sep="\t", index=False)
     click.echo(f"{output}: {len(frame)} judgments over {frame['query_id'].nunique()} topics "
-               f"({len(frame) - propagated} judged, {propagated} propagated from duplicates)")
+               f"({result.judged} judged, {result.propagated} propagated from duplicates)")
 
 
 @qrels.command("import")
@@ -172,19 +169,8 @@ def import_(qrels_file, workspace, judge_name, kind) -> None:
       trecbench qrels import nist-qrels.txt -w mybench --judge nist
       trecbench qrels import alice.txt -w mybench --judge alice --kind human
     """
-    from trecbench.qrels import read_qrels
-    from trecbench.store import Judge, Judgment, Workspace
+    from trecbench.qrels.imports import import_qrels
 
-    ws = Workspace(workspace)
-    frame = read_qrels(qrels_file)
-    judge = Judge(kind, judge_name)
-    existing = ws.judgments()
-    mine = existing[(existing["judge_kind"] == kind) & (existing["judge"] == judge_name)]
-    have = set(zip(mine["query_id"], mine["doc_id"], mine["grade"]))
-    skipped_negative = int((frame["relevance"] < 0).sum())
-    rows = [Judgment(q, d, int(g), judge) for q, d, g in zip(frame["query_id"], frame["doc_id"], frame["relevance"])
-            if g >= 0 and (q, d, g) not in have]
-    ws.record_many(rows)
-    repeated = len(frame) - skipped_negative - len(rows)
-    click.echo(f"{qrels_file}: recorded {len(rows)} judgments as {judge_name} ({kind}); "
-               f"{repeated} already recorded, {skipped_negative} negative grades skipped")
+    done = import_qrels(workspace, qrels_file, judge_name, kind=kind)
+    click.echo(f"{qrels_file}: recorded {done.recorded} judgments as {judge_name} ({kind}); "
+               f"{done.repeated} already recorded, {done.negative} negative grades skipped")

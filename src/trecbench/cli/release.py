@@ -55,7 +55,8 @@ def create(workspace, version, output, prefer, judge, include_drafts, force, qui
     first), with duplicates in the pool given their group's grade. Nuggets are the approved ones
     (--include-drafts: all), evidence the nuggets' support links in the format `eval evidence` reads.
     The manifest records each file's sha256 and size, the sha256 of every judged document's text, the
-    judges (kind, name, model, prompt and its hash, parameters, judgments used) and counts. An existing
+    judges (kind, name, model, prompt and its hash, parameters, judgments used) and counts. Pool
+    candidates without any judgment are printed as a warning and listed in the manifest. An existing
     folder is refused unless --force. The manifest's own sha256 is printed: publish it with the release.
 
     \b

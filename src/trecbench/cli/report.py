@@ -5,22 +5,25 @@ import sys
 
 import click
 
+from trecbench.cli.common import several_after_one
 from trecbench.cli.workspace import workspace_option
 
 
-@click.command("report")
+@click.command("report", cls=several_after_one("--runs", "--answers", "--contexts"))
 @workspace_option
 @click.argument("run_args", metavar="[RUN]...", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--runs", "runs", multiple=True, type=click.Path(dir_okay=False),
-              help="Run to score (repeatable; runs may also follow as arguments). The run files in "
+              help="Run to score (several may follow one --runs, or come as arguments). The run files in "
                    "BENCH/runs/ are scored too.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="HTML file to write.")
 @click.option("-m", "--measure", "measures", multiple=True, help="Measure (repeatable) [nDCG@10, R@100, AP].")
 @click.option("--baseline", help="Run the others are compared with (default: the best by the first measure).")
 @click.option("--answers", "answers", multiple=True, type=click.Path(dir_okay=False),
-              help="RAG answer file (TREC RAG 2024/2025 JSONL) scored against the workspace's nuggets. Repeatable.")
+              help="RAG answer files (TREC RAG 2024/2025 JSONL) scored against the workspace's nuggets; several "
+                   "may follow one --answers (answers/*.jsonl).")
 @click.option("--contexts", "contexts", multiple=True, type=click.Path(dir_okay=False),
-              help="Staged contexts JSONL {qid, stage, docids} or a TREC run, for the evidence funnel. Repeatable.")
+              help="Staged contexts JSONL {qid, stage, docids} or TREC runs, for the evidence funnel; several may "
+                   "follow one --contexts.")
 @click.option("--permissions", type=click.Path(dir_okay=False),
               help="Which documents each topic may see: sources it may not are dropped from the evidence required.")
 @click.option("--evidence", type=click.Path(dir_okay=False),

@@ -15,8 +15,12 @@ from trecbench.cli.workspace import workspace_option
               help="Offer each document to two different assessors, so that agreement can be computed.")
 @click.option("--require-token", is_flag=True,
               help="Require tokens even on loopback (e.g. behind a reverse proxy that others reach).")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Another name the server is reached by (a reverse proxy's); requests naming any other host "
+                   "than --host (and localhost on loopback) are refused. Repeatable.")
 @click.option("--pool", "pool_name", default=None, help="Pool to judge, by name or id (default: the newest).")
-def serve(workspace: str, host: str, port: int, double: bool, require_token: bool, pool_name: str | None) -> None:
+def serve(workspace: str, host: str, port: int, double: bool, require_token: bool, allowed_hosts: tuple[str, ...],
+          pool_name: str | None) -> None:
     """Judge the newest pool (or --pool) in the browser: topic list with progress, a judging page per document.
 
     Keys 0-3 grade a document and move on, n/p go to the next/previous one; every grade is saved at
@@ -24,7 +28,8 @@ def serve(workspace: str, host: str, port: int, double: bool, require_token: boo
     --double). On 127.0.0.1 no login is needed; bound to any other address every request needs an
     assessor's token (`trecbench assessors add NAME`), entered on the login page or given once as
     `?token=...` in the URL. Serve beyond this machine behind an HTTPS proxy: plain HTTP shows tokens
-    and cookies to the network.
+    and cookies to the network. Requests that name another host, or that another site makes the browser
+    send, are refused; wrong tokens are throttled per address. See docs/web.md.
 
     \b
     Example:
@@ -32,6 +37,7 @@ def serve(workspace: str, host: str, port: int, double: bool, require_token: boo
       trecbench assessors add alice -w mybench
       trecbench serve -w mybench --host 0.0.0.0 --port 8080 --double
       trecbench serve -w mybench --pool mtf30
+      trecbench serve -w mybench --require-token --allowed-host bench.example.org
     """
     from trecbench.store import Workspace
     from trecbench.web.app import serve as run
@@ -47,4 +53,4 @@ def serve(workspace: str, host: str, port: int, double: bool, require_token: boo
     click.echo(f"judging {ws.settings.name} ({what}) at http://{host}:{port}/ "
                f"({'assessor tokens required' if tokens else 'no login needed on this machine'}"
                f"{', double judging' if double else ''}); Ctrl-C stops", err=True)
-    run(ws, host=host, port=port, double=double, require_token=tokens, pool=pool_name)
+    run(ws, host=host, port=port, double=double, require_token=tokens, pool=pool_name, allowed_hosts=allowed_hosts)

@@ -38,6 +38,8 @@ def assessors() -> None:
     Example:
       trecbench assessors add alice -w mybench
       trecbench assessors list -w mybench
+      trecbench assessors new-token alice -w mybench
+      trecbench assessors remove alice -w mybench
     """
 
 
@@ -73,3 +75,43 @@ def list_(workspace: str) -> None:
 
     for name in Workspace(workspace).assessors():
         click.echo(name)
+
+
+@assessors.command("remove")
+@click.argument("name")
+@workspace_option
+def remove(name: str, workspace: str) -> None:
+    """Remove assessor NAME: their token stops working and their sessions end at once (in a running
+    `serve` too); the judgments they made stay.
+
+    \b
+    Example:
+      trecbench assessors remove alice -w mybench
+    """
+    from trecbench.store import Workspace
+
+    try:
+        Workspace(workspace).remove_assessor(name)
+    except KeyError:
+        raise click.BadParameter(f"no assessor {name!r} in {workspace}", param_hint="NAME") from None
+    click.echo(f"removed assessor {name}; their judgments stay", err=True)
+
+
+@assessors.command("new-token")
+@click.argument("name")
+@workspace_option
+def new_token(name: str, workspace: str) -> None:
+    """Give assessor NAME a new login token and print it: the old token stops working and their sessions
+    end (use it when a token may have leaked).
+
+    \b
+    Example:
+      trecbench assessors new-token alice -w mybench
+    """
+    from trecbench.store import Workspace
+
+    try:
+        token = Workspace(workspace).new_token(name)
+    except KeyError:
+        raise click.BadParameter(f"no assessor {name!r} in {workspace}", param_hint="NAME") from None
+    click.echo(token)

@@ -46,6 +46,13 @@ class RunScores:
     scores: list[Score] = field(default_factory=list)
     unjudged: list[str] = field(default_factory=list)  # topics of the run the qrels do not judge (not scored)
     judged: Score | None = None  # Judged@k kept aside for the coverage check (`retrieval.low_judged`)
+    name: str | None = None  # the name tables show (see `shown`); set by `score_runs`
+    path: str | None = None  # the run file, when read from one
+
+    @property
+    def shown(self) -> str:
+        """The run's name in tables: its given name, else its runid."""
+        return self.name or self.runid
 
     def by_name(self) -> dict[str, Score]:
         return {s.name: s for s in self.scores}
@@ -97,8 +104,7 @@ def score_run(
                 tables[level] = qrels_table(qrels, level)
         rk = form_rankings(run, tables[level], depth=depth, float32_scores=(version < 10),
                            keep_docids=any(r.extra for r in ordered))
-        d = Derived(condensed(rk) if judged_only else rk)
-        d.__dict__["version"] = version
+        d = Derived(condensed(rk) if judged_only else rk, version)
         derived[level] = d
         base_table = base_table or tables[level]
     first = derived[levels[0]]
@@ -187,9 +193,7 @@ def _empty_derived(table: QrelsTable, missing: list[str], version: int, judged_o
     m = len(missing)
     r = Rankings(table.qids[rows], np.full((m, 1), NONPOOL, dtype=np.int64), np.ones(m, dtype=np.int64),
                  np.full((m, 1), "", dtype=object), table, rows, table.rel_level)
-    d = Derived(condensed(r) if judged_only else r)
-    d.__dict__["version"] = version
-    return d
+    return Derived(condensed(r) if judged_only else r, version)
 
 
 def _cleaned(name: str, values: np.ndarray, kind: str) -> np.ndarray:

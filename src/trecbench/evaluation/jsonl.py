@@ -2,16 +2,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Iterator, Union
+from typing import Callable, Iterator, Union
 
+from trecbench._lines import json_id as record_id  # the one id rule of every reader
 from trecbench.errors import Problem
 
-
-def record_id(value: Any) -> str | None:
-    """A JSONL id field (string or integer) as a stripped string, or None when missing or empty."""
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
-        return None
-    return str(value).strip()
+__all__ = ["record_id", "topic_records"]
 
 
 def topic_records(path: Union[str, Path], problems: list[Problem], *,

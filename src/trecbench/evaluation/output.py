@@ -56,7 +56,7 @@ def table_lines(results: list[RunScores], *, per_topic: bool) -> list[str]:
     header += labels
     rows = []
     for res in results:
-        name = getattr(res, "name", res.runid)
+        name = res.shown
         by_label = {s.label: s for s in res.scores}
         if per_topic:
             for i, qid in enumerate(res.topics):
@@ -71,13 +71,15 @@ def table_lines(results: list[RunScores], *, per_topic: bool) -> list[str]:
             s = by_label.get(lab)
             row.append(_fmt(s.summary, s.kind) if s is not None and s.in_summary else "")
         rows.append(row)
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)] if rows else [len(h) for h in header]
-    out = ["  ".join(h.ljust(w) if i < (2 if per_topic else 1) else h.rjust(w)
-                     for i, (h, w) in enumerate(zip(header, widths))).rstrip()]
-    for row in rows:
-        out.append("  ".join(str(x).ljust(w) if i < (2 if per_topic else 1) else str(x).rjust(w)
-                             for i, (x, w) in enumerate(zip(row, widths))).rstrip())
-    return out
+    return aligned(header, rows, left=2 if per_topic else 1)
+
+
+def aligned(header: list[str], rows: list[list], *, left: int) -> list[str]:
+    """The one text-table layout of score tables: columns two spaces apart, the first `left` columns
+    (names) left-aligned, the others (numbers) right-aligned, no trailing spaces."""
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    return ["  ".join(str(x).ljust(w) if i < left else str(x).rjust(w) for i, (x, w) in enumerate(zip(row, widths)))
+            .rstrip() for row in [header, *rows]]
 
 
 def in_asked_order(res: RunScores) -> list[Score]:
@@ -89,7 +91,7 @@ def records(results: list[RunScores], *, per_topic: bool) -> list[dict]:
     """Long format: one record per (run, topic, measure); topic `all` for the summary."""
     out = []
     for res in results:
-        name = getattr(res, "name", res.runid)
+        name = res.shown
         if per_topic:
             for i, qid in enumerate(res.topics):
                 for s in in_asked_order(res):
@@ -124,7 +126,7 @@ def write_csv(results: list[RunScores], stream: IO[str], *, per_topic: bool) -> 
 def write_json(results: list[RunScores], stream: IO[str], *, per_topic: bool) -> None:
     doc = []
     for res in results:
-        name = getattr(res, "name", res.runid)
+        name = res.shown
         entry = {"run": name, "runid": res.runid, "missing_topics": list(res.missing),
                  "all": {s.label: _json_value(s.summary, s.kind) for s in in_asked_order(res)
                          if s.in_summary and s.name != "runid"}}

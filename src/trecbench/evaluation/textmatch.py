@@ -8,15 +8,24 @@ It is blind to meaning: two sentences that differ by "not" score about 0.94.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from typing import Sequence
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n\s*\n|\n(?=\s*[-*•])")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-# Words too common to tell two facts apart (lexical overlap ignores them).
+# The one stopword list: English function words and the phrasing of questions ("explain", "please"), too
+# common to tell two facts apart (lexical overlap), to rank sentences by (extractive drafting) or to mark
+# in a document (the web app's highlighting).
 STOPWORDS = frozenset("""
-a an and are as at be been being but by can could did do does for from had has have how if in into is it
-its itself may might more most of on or our so such than that the their them then there these they this
-those to was were what when where which while who whom why will with would you your also not no
+a about above after again against all also am an and any are aren't as at be because been before being below
+between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each
+else ever few for from further get gets got had hadn't has hasn't have haven't having he her here hers herself
+him himself his how however i if in into is isn't it it's its itself just let's like may me might more most
+much must mustn't my myself need no nor not now of off on once only or other ought our ours ourselves out over
+own same shall she should shouldn't so some such than that that's the their theirs them themselves then there
+these they this those through to too under until up upon us very was wasn't we were weren't what when where
+which while who whom whose why will with within without won't would wouldn't you your yours yourself
+yourselves want wants know tell explain understand interested looking seeking information please could
+particularly especially including regarding concerning
 """.split())
 
 
@@ -62,12 +71,3 @@ def normalise(text: str) -> str:
 def content_words(text: str) -> list[str]:
     """The words of a text that carry content (lower case, stopwords dropped)."""
     return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
-
-
-def word_recall(needle: str, haystack: str | Iterable[str]) -> float:
-    """Share of the content words of `needle` that occur in `haystack` (1.0 when needle has none)."""
-    want = set(content_words(needle))
-    if not want:
-        return 1.0
-    have = set(content_words(haystack)) if isinstance(haystack, str) else set(haystack)
-    return len(want & have) / len(want)

@@ -73,13 +73,9 @@ def table_lines(frame: pd.DataFrame, *, topics: bool) -> list[str]:
     rows = []
     for (run, qid), values in zip(shown.index, shown.to_numpy()):
         rows.append(([run, qid] if topics else [run]) + [_fmt(v) for v in values])
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
-    n = len(ids)
-    lines = ["  ".join(h.ljust(w) if i < n else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))).rstrip()]
-    for row in rows:
-        lines.append("  ".join(str(x).ljust(w) if i < n else str(x).rjust(w)
-                               for i, (x, w) in enumerate(zip(row, widths))).rstrip())
-    return lines
+    from trecbench.evaluation.output import aligned
+
+    return aligned(header, rows, left=len(ids))
 
 
 def _json_value(value: float) -> float | None:

@@ -13,7 +13,7 @@ import os
 import sqlite3
 import sys
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from trecbench.llm._litellm import load
@@ -77,15 +77,6 @@ class ModelConfig:
             raise ValueError("max_retries must be >= 0 and timeout > 0")
         if self.transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, not {self.transport!r}")
-
-    @classmethod
-    def from_mapping(cls, settings: Mapping[str, Any]) -> "ModelConfig":
-        """Build from a settings table (trecbench.toml); an unknown key is an error, not a silent API param."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(settings) - known)
-        if unknown:
-            raise ValueError(f"unknown model setting(s): {', '.join(unknown)}; sampling parameters go in `params`")
-        return cls(**dict(settings))
 
 
 STRUCTURED_OUTPUT_VARIABLE = "TRECBENCH_STRUCTURED_OUTPUT"

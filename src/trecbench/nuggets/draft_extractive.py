@@ -29,9 +29,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
+from trecbench.evaluation.textmatch import STOPWORDS
 from trecbench.nuggets.drafts import DraftReport, plan_topics, read_documents
 from trecbench.nuggets.model import Nugget
-from trecbench.nuggets.store import NuggetStore, relevant_by_topic
+from trecbench.nuggets.relevant import DRAFT_MIN_GRADE, relevant_by_topic
+from trecbench.nuggets.store import NuggetStore
 from trecbench.store.workspace import Workspace
 
 DRAFTER = "extractive"
@@ -41,26 +43,13 @@ REPEAT_WEIGHT = 1.0
 MIN_WORDS, MAX_WORDS = 4, 60
 MAX_CANDIDATES = 3000  # the best-covering sentences compared pairwise per topic (bounds time and memory)
 
-STOPWORDS = frozenset("""
-a about above after again against all also am an and any are aren't as at be because been before being below
-between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each
-else ever few for from further get gets got had hadn't has hasn't have haven't having he her here hers herself
-him himself his how however i if in into is isn't it it's its itself just let's like may me might more most
-much must mustn't my myself need no nor not now of off on once only or other ought our ours ourselves out over
-own same shall she should shouldn't so some such than that that's the their theirs them themselves then there
-these they this those through to too under until up upon us very was wasn't we were weren't what when where
-which while who whom whose why will with within without won't would wouldn't you your yours yourself
-yourselves want wants know tell explain understand interested looking seeking information please could
-particularly especially including regarding concerning
-""".split())
-
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n\s*\n|\n(?=\s*[-*\u2022])")
 _WORD = re.compile(r"\w+(?:['\u2019]\w+)*")
 
 
 @dataclass(frozen=True)
 class ExtractiveSettings:
-    min_grade: int = 1
+    min_grade: int = DRAFT_MIN_GRADE
     keep: int = 20
     threshold: float = 85.0  # rapidfuzz ratio (0-100) from which two sentences are near-duplicates
 
@@ -182,7 +171,7 @@ def draft_extractive(ws: Workspace, settings: ExtractiveSettings = ExtractiveSet
             problems.append("none of its relevant documents is in the corpus")
         nuggets = [Nugget(n.id, qid, n.text, n.importance, n.support, n.status, n.origin, n.extra)
                    for n in draft_topic(question, docs, settings)]
-        stored = store.replace_drafts(qid, nuggets, author=AUTHOR)
+        stored = store.replace_drafts(qid, nuggets, author=AUTHOR, keep=settings.keep)
         ws.finish_draft(qid, DRAFTER, problems, len(stored))
         report.nuggets += len(stored)
         if problems:

@@ -26,7 +26,8 @@ from trecbench.nuggets.model import Nugget
 from trecbench.llm.prompts import DRAFTING, IMPORTANCE
 from trecbench.nuggets.prompts import (label_bound, label_messages, parse_labels, parse_update, prompts_sha256,
                                        update_bound, update_messages)
-from trecbench.nuggets.store import NuggetStore, relevant_by_topic
+from trecbench.nuggets.relevant import DRAFT_MIN_GRADE, relevant_by_topic
+from trecbench.nuggets.store import NuggetStore
 from trecbench.store.workspace import Workspace
 
 LABEL_BATCH = 10
@@ -37,7 +38,7 @@ UNLABELLED_NOTE = "importance not labelled: the model's reply failed; 'okay' is 
 class DraftSettings:
     """The knobs of the procedure (AutoNuggetizer's defaults)."""
 
-    min_grade: int = 1
+    min_grade: int = DRAFT_MIN_GRADE
     window: int = 10
     max_nuggets: int = 30
     keep: int = 20
@@ -186,7 +187,7 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
             problems.insert(0, "not a topic of the workspace: drafted from its id alone")
         if not docs:
             problems.append("none of its relevant documents is in the corpus")
-        stored = store.replace_drafts(qid, nuggets, author=author)
+        stored = store.replace_drafts(qid, nuggets, author=author, keep=settings.keep)
         ws.finish_draft(qid, drafter, problems, len(stored))
         report.nuggets += len(stored)
         if problems:

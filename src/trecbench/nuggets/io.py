@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, TextIO, Union
 
+from trecbench._lines import iter_json_objects, json_id
 from trecbench.outputs import write_output
-from trecbench._lines import iter_json_objects
 from trecbench.errors import InputError, Problem
 from trecbench.nuggets.model import IMPORTANCE, ORIGIN, STATUS, Nugget, TopicNuggets, normalise_support
 
@@ -52,15 +52,11 @@ def read_nuggets(path: PathLike) -> list[TopicNuggets]:
     return topics
 
 
-def nuggets_by_topic(topics: Iterable[TopicNuggets]) -> dict[str, TopicNuggets]:
-    return {t.qid: t for t in topics}
-
-
 def _topic(record: dict[str, Any]) -> tuple[TopicNuggets | None, list[str]]:
     qid = record.get("qid", record.get("query_id", record.get("topic_id")))
-    if isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
+    qid = json_id(qid)
+    if qid is None:
         return None, ["missing or empty 'qid'"]
-    qid = str(qid).strip()
     query = record.get("query")
     if isinstance(query, dict):  # AutoNuggetizer sometimes nests {qid, text}
         query = query.get("text")
@@ -111,7 +107,7 @@ def _nugget(qid: str, n: int, item: Any) -> tuple[Nugget | None, str]:
     nid = item.get("id")
     if nid is None:
         nid = f"{qid}-{n}"
-    elif isinstance(nid, bool) or not isinstance(nid, (str, int)) or not str(nid).strip():
+    elif json_id(nid) is None:
         return None, "'id' must be a non-empty string"
     extra = {k: v for k, v in item.items() if k not in _KNOWN}
     return Nugget(str(nid).strip(), qid, text.strip(), importance, normalise_support(support), status, origin,

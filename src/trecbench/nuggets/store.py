@@ -17,6 +17,9 @@ none of them changed since.
 Evidence links: a nugget's support is a tuple of alternatives (any one suffices), each a joint group of
 `Link`s (every document of the group is needed). A link keeps the sha256 of the document's text when
 it was made (`trecbench.store.text_hash`), so `check` can list links whose document changed or vanished.
+
+This module edits; undo lives in `nuggets.history`, importing a file (matching and its diff) in
+`nuggets.imports`, the relevant documents of a topic in `nuggets.relevant`.
 """
 from __future__ import annotations
 
@@ -27,11 +30,11 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable, NamedTuple, Sequence
 
-from trecbench.nuggets.model import IMPORTANCE, ORIGIN, STATUS, Nugget, TopicNuggets, normalise_support
+from trecbench.nuggets.model import IMPORTANCE, ORIGIN, STATUS, Nugget, TopicNuggets
 from trecbench.store.workspace import DraftRun, Workspace, now, text_hash
 
 __all__ = ["Link", "StoredNugget", "Version", "ImportReport", "LinkProblem", "DraftRun", "NuggetStore",
-           "relevant_documents", "relevant_by_topic"]
+           "workspace_nuggets"]
 
 
 @dataclass(frozen=True)
@@ -334,55 +337,19 @@ class NuggetStore:
             return self._update(c, nugget_id, {"support": support}, author, "unlink", {"docids": removed})
 
     def undo(self, nugget_id: str, *, author: str) -> StoredNugget:
-        """Restore the state before the nugget's last (not yet undone) action, as a new version.
+        """Restore the state before the nugget's last (not yet undone) action, as a new version (see
+        `trecbench.nuggets.history.undo`)."""
+        from trecbench.nuggets.history import undo
 
-        Returns the nugget's new state; undoing its creation deletes it (then the deleted state is
-        returned). Undoing a merge or split undoes it for every nugget it made or removed. ValueError when
-        there is nothing left to undo or a merge/split cannot be undone because a nugget changed since.
-        """
-        _check_author(author)
-        with self.ws.transaction() as c:
-            versions = self._versions(c, nugget_id)
-            if not versions:
-                raise KeyError(nugget_id)
-            effective = _effective(versions)
-            if effective == 0:
-                raise ValueError(f"nothing to undo for nugget {nugget_id}")
-            undone = versions[effective - 1]
-            # made nuggets go first, then removed ones come back in the reverse order of their removal,
-            # each at the place it was removed from
-            for nid, version_number in self._gesture(c, nugget_id, undone):
-                vs = versions if nid == nugget_id else self._versions(c, nid)
-                self._restore(c, nid, vs, version_number, author)
-            return self._row_state(c, nugget_id)
+        return undo(self, nugget_id, author=author)
 
     # ---- import and export ---------------------------------------------------------------------------
 
     def import_topics(self, topics: list[TopicNuggets], *, author: str, dry_run: bool = False) -> ImportReport:
-        """Make each topic in `topics` hold exactly the file's nuggets; other topics are not touched.
+        """Make each topic in `topics` hold exactly the file's nuggets (see `trecbench.nuggets.imports`)."""
+        from trecbench.nuggets.imports import import_topics
 
-        A file nugget matches a live nugget of its topic with the same id and text, else the same text
-        (ignoring case and spacing), else the same id; unmatched file nuggets are added (reviving a
-        deleted nugget of that id, or under the file's id when no nugget ever had it, else a new id);
-        live nuggets nothing matched are deleted. Changes of text, importance, status, origin, support,
-        other fields and order are versioned with action "import". With `dry_run` nothing is written.
-        Links keep the hash they had when their docid was already linked; new ones hash the current text.
-        """
-        _check_author(author)
-        report = ImportReport()
-        known_topics = self.ws.topics()
-        self._corpus_or_none()
-        try:
-            with self.ws.transaction() as c:
-                for topic in topics:
-                    if known_topics and topic.qid not in known_topics:
-                        report.warnings.append(f"topic {topic.qid} is not a topic of the workspace")
-                    self._import_topic(c, topic, author, report)
-                if dry_run:
-                    raise _Rollback()
-        except _Rollback:
-            pass
-        return report
+        return import_topics(self, topics, author=author, dry_run=dry_run)
 
     def export(self, *, approved_only: bool = False) -> list[TopicNuggets]:
         """Every topic's live nuggets as the nugget model (what `write_nuggets` writes), in qid order."""
@@ -420,28 +387,69 @@ class NuggetStore:
 
     # ---- drafts (used by the drafters) -----------------------------------------------------------------
 
-    def replace_drafts(self, qid: str, drafts: Sequence[Nugget], *, author: str) -> list[StoredNugget]:
-        """Record a drafter's nuggets for a topic in one transaction, replacing its earlier untouched drafts.
+    def replace_drafts(self, qid: str, drafts: Sequence[Nugget], *, author: str,
+                       keep: int | None = None) -> list[StoredNugget]:
+        """Record a drafter's nuggets for a topic in one transaction, replacing the topic's machine drafts.
 
-        The earlier drafts removed are this author's live nuggets still in status draft that nobody else
-        changed since (their last version is the author's); people's edits are never replaced. The new
-        nuggets go after the topic's remaining nuggets, each with a version of action "draft".
+        People's work wins (see `curated`): every live nugget nobody touched since a drafter wrote it (by
+        this drafter or another) is replaced; a nugget a person edited, approved, moved, merged or split
+        stays, and a draft whose text is one a person deleted, edited away, merged or split, or one the
+        topic still has, is not added again. New vital drafts go after the topic's last vital nugget,
+        okay ones at the end, so vital nuggets come first; with `keep`, drafts are added only while the
+        topic holds fewer than `keep` nuggets. Each new nugget gets a version of action "draft".
         """
         _check_author(author)
         self._corpus_or_none()
         with self.ws.transaction() as c:
-            for n in [self._get(c, i) for i in _live_ids(c, qid)]:
-                if n.updated_by == author and n.status == "draft":
-                    self._delete(c, n.id, author, "delete", {"replaced_by": "redraft"})
-            made = []
+            machine, texts = self._curation(c, qid)
+            for nid in machine:
+                self._delete(c, nid, author, "delete", {"replaced_by": "redraft"})
+            live = [self._get(c, i) for i in _live_ids(c, qid)]
+            texts |= {_norm(n.text) for n in live}
+            room = None if keep is None else max(0, keep - len(live))
+            vital_end = max((n.position + 1 for n in live if n.importance == "vital"), default=0)
+            made: list[str] = []
             for d in drafts:
-                state = {"qid": qid, "text": _text(d.text), "importance": _importance(d.importance),
+                if room is not None and len(made) >= room:
+                    break
+                text = _text(d.text)
+                if _norm(text) in texts:
+                    continue
+                texts.add(_norm(text))
+                importance = _importance(d.importance)
+                state = {"qid": qid, "text": text, "importance": importance,
                          "status": _choice(d.status, STATUS, "status"), "origin": _choice(d.origin, ORIGIN, "origin"),
                          "support": self._links(c, d.support), "extra": dict(d.extra)}
                 nid = _new_id(c, qid)
-                self._insert(c, nid, state, len(_live_ids(c, qid)), author, "draft", {})
+                index = vital_end if importance == "vital" else len(_live_ids(c, qid))
+                self._insert(c, nid, state, index, author, "draft", {})
+                vital_end += importance == "vital"
                 made.append(nid)
             return [self._get(c, nid) for nid in made]
+
+    def _curation(self, c: sqlite3.Connection, qid: str) -> tuple[list[str], set[str]]:
+        """(live nuggets no person touched since a drafter wrote them, texts of every nugget a person touched).
+
+        A drafter's only versions are its "draft" and its "delete" of a replaced draft; any other version
+        (edit, approve, move, delete, merge, split, import, undo) is a person's.
+        """
+        rows = c.execute("SELECT n.id, n.deleted, n.status, v.action, v.snapshot_json, v.detail_json FROM nuggets n "
+                         "JOIN nugget_versions v ON v.nugget_id = n.id WHERE n.qid = ? ORDER BY n.id, v.version",
+                         (qid,)).fetchall()
+        versions: dict[str, list[tuple[str, dict, dict]]] = {}
+        state: dict[str, tuple[int, str]] = {}
+        for nid, deleted, status, action, snapshot, detail in rows:
+            versions.setdefault(nid, []).append((action, json.loads(snapshot), json.loads(detail)))
+            state[nid] = (deleted, status)
+        machine, texts = [], set()
+        for nid, history in versions.items():
+            by_person = [a for a, _, d in history if a != "draft" and d.get("replaced_by") != "redraft"]
+            if not by_person:
+                if not state[nid][0] and state[nid][1] == "draft" and history[0][0] == "draft":
+                    machine.append(nid)
+                continue
+            texts |= {_norm(snap["text"]) for _, snap, _ in history if snap.get("text")}
+        return machine, texts
 
     # ---- internals -------------------------------------------------------------------------------------
 
@@ -549,196 +557,12 @@ class NuggetStore:
                   (nid, version, action, author, when, json.dumps(_snapshot(row), ensure_ascii=False),
                    json.dumps(detail, ensure_ascii=False)))
 
-    def _restore(self, c: sqlite3.Connection, nid: str, versions: list, undone: int, author: str) -> None:
-        """Write a new version of `nid` whose state is that before version `undone` (none: deleted).
-
-        Position: a version that moved the nugget is undone by moving it back; a deleted nugget comes
-        back where it was removed from; otherwise it stays where it is now (neighbours may have moved).
-        """
-        target = undone - 1
-        if target >= 1:
-            snap = dict(versions[target - 1][2])
-        else:
-            snap = {**versions[0][2], "deleted": True}
-        row = c.execute("SELECT qid, version, position, deleted FROM nuggets WHERE id = ?", (nid,)).fetchone()
-        qid, version = row[0], row[1] + 1
-        moved_from = versions[undone - 1][3].get("from_position")
-        snap["position"] = moved_from if moved_from is not None else row[2]
-        when = now()
-        c.execute("UPDATE nuggets SET text = ?, importance = ?, status = ?, origin = ?, support_json = ?, "
-                  "extra_json = ?, deleted = ?, version = ?, updated_by = ?, updated_at = ? WHERE id = ?",
-                  (snap["text"], snap["importance"], snap["status"], snap["origin"],
-                   json.dumps(snap["support"], ensure_ascii=False), json.dumps(snap.get("extra", {}), ensure_ascii=False),
-                   int(bool(snap["deleted"])), version, author, when, nid))
-        if snap["deleted"]:
-            _renumber(c, qid)
-        else:
-            _place(c, qid, nid, snap["position"])
-        # an undo back to an undo's state stands for the version that undo restored: always a real action
-        restores = int(versions[target - 1][3].get("restores", target)) if target >= 1 else 0
-        self._log(c, nid, version, "undo", author, when, {"restores": restores, "undid": undone})
-
-    def _gesture(self, c: sqlite3.Connection, nugget_id: str, undone: tuple) -> list[tuple[str, int]]:
-        """The (nugget, version) pairs one undo takes back: this one alone, or every nugget of a merge/split."""
-        version, action, _, detail = undone
-        if action in ("merge", "merged-into"):
-            what, made = "merge", nugget_id if action == "merge" else detail["into"]
-            head = self._effective_version(c, made)
-            if head is None or head[1] != "merge":
-                raise ValueError(f"cannot undo the merge: nugget {made} changed since; undo its later changes first")
-            members = [(made, "merge", {})] + [(s, "merged-into", {"into": made}) for s in reversed(head[3]["from"])]
-        elif action in ("split-into", "split-from"):
-            what, original = "split", nugget_id if action == "split-into" else detail["from"]
-            head = self._effective_version(c, original)
-            if head is None or head[1] != "split-into":
-                raise ValueError(f"cannot undo the split: nugget {original} changed since; "
-                                 "undo its later changes first")
-            members = [(p, "split-from", {"from": original}) for p in head[3]["into"]] + [(original, "split-into", {})]
-        else:
-            return [(nugget_id, version)]
-        out = []
-        for nid, expected, link in members:
-            v = self._effective_version(c, nid)
-            if v is None or v[1] != expected or any(v[3].get(k) != x for k, x in link.items()):
-                raise ValueError(f"cannot undo the {what}: nugget {nid} changed since; undo its later changes first")
-            out.append((nid, v[0]))
-        return out
-
-    def _effective_version(self, c: sqlite3.Connection, nid: str) -> tuple | None:
-        versions = self._versions(c, nid)
-        number = _effective(versions) if versions else 0
-        return versions[number - 1] if number >= 1 else None
-
-    def _import_topic(self, c: sqlite3.Connection, topic: TopicNuggets, author: str, report: ImportReport) -> None:
-        qid = topic.qid
-        live = [self._get(c, i) for i in _live_ids(c, qid)]
-        by_id = {n.id: n for n in live}
-        matched: dict[int, StoredNugget] = {}
-        used: set[str] = set()
-        wanted = list(topic.nuggets)
-        # 1: same id and same text; 2: same text; 3: same id
-        for i, f in enumerate(wanted):
-            n = by_id.get(f.id)
-            if n is not None and _norm(n.text) == _norm(f.text):
-                matched[i] = n
-                used.add(n.id)
-        for i, f in enumerate(wanted):
-            if i in matched:
-                continue
-            n = next((x for x in live if x.id not in used and _norm(x.text) == _norm(f.text)), None)
-            if n is not None:
-                matched[i] = n
-                used.add(n.id)
-        for i, f in enumerate(wanted):
-            n = by_id.get(f.id)
-            if i not in matched and n is not None and n.id not in used:
-                matched[i] = n
-                used.add(n.id)
-        moved = _moved([matched[i].position for i in sorted(matched)])
-        moved_ids = {matched[i].id for k, i in enumerate(sorted(matched)) if k in moved}
-        if topic.query is not None:
-            c.execute("INSERT INTO nugget_topics (qid, query) VALUES (?, ?) ON CONFLICT (qid) DO UPDATE SET "
-                      "query = excluded.query", (qid, topic.query))
-        # removals first, so positions of what stays are the file's
-        for n in live:
-            if n.id not in used:
-                self._delete(c, n.id, author, "import", {"removed_by": "import"})
-                report.removed += 1
-                report.lines.append(f"- {n.id} [{n.importance}] {_short(n.text)}")
-        for index, f in enumerate(wanted):
-            n = matched.get(index)
-            support = normalise_support(f.support)
-            if n is None:
-                self._import_new(c, f, index, author, report)
-                continue
-            changes: dict[str, Any] = {}
-            what: list[str] = []
-            if n.text != f.text:
-                changes["text"] = f.text
-                what.append(f"text {_short(n.text)!r} -> {_short(f.text)!r}")
-            for key in ("importance", "status", "origin"):
-                if getattr(n, key) != getattr(f, key):
-                    changes[key] = getattr(f, key)
-                    what.append(f"{key} {getattr(n, key)} -> {getattr(f, key)}")
-            if _docids(n.support) != support:
-                changes["support"] = self._links(c, support, keep=n.support)
-                what.append(f"support {_support_text(_docids(n.support))} -> {_support_text(support)}")
-            if n.extra != f.extra:
-                changes["extra"] = dict(f.extra)
-                what.append("other fields " + ", ".join(sorted(set(n.extra) ^ set(f.extra) | {
-                    k for k in set(n.extra) & set(f.extra) if n.extra[k] != f.extra[k]})))
-            if n.id in moved_ids:
-                changes["position"] = index
-                what.append("moved")
-            current = self._get(c, n.id)
-            if changes:
-                self._write(c, current, changes, author, "import", {"file_id": f.id} if f.id != n.id else {})
-                report.changed += 1
-                shown = n.id if f.id == n.id else f"{n.id} (file id {f.id})"
-                report.lines.append(f"~ {shown}: " + "; ".join(what))
-            else:
-                report.unchanged += 1
-                if current.position != index:
-                    _place(c, qid, n.id, index)
-
-    def _import_new(self, c: sqlite3.Connection, f: Nugget, index: int, author: str, report: ImportReport) -> None:
-        row = c.execute("SELECT qid, deleted FROM nuggets WHERE id = ?", (f.id,)).fetchone()
-        state = {"qid": f.qid, "text": f.text, "importance": f.importance, "status": f.status, "origin": f.origin,
-                 "extra": dict(f.extra)}
-        if row is not None and row[0] == f.qid and row[1]:
-            # a nugget of this id was deleted: bring it back with the file's content
-            old = _stored(c.execute(f"SELECT {_COLUMNS} FROM nuggets WHERE id = ?", (f.id,)).fetchone())
-            state["support"] = self._links(c, normalise_support(f.support), keep=old.support)
-            when = now()
-            version = old.version + 1
-            c.execute("UPDATE nuggets SET text = ?, importance = ?, status = ?, origin = ?, support_json = ?, "
-                      "extra_json = ?, deleted = 0, version = ?, updated_by = ?, updated_at = ? WHERE id = ?",
-                      (state["text"], state["importance"], state["status"], state["origin"],
-                       _support_json(state["support"]), json.dumps(state["extra"], ensure_ascii=False), version,
-                       author, when, f.id))
-            _place(c, f.qid, f.id, index)
-            self._log(c, f.id, version, "import", author, when, {"revived": True})
-            report.added += 1
-            report.lines.append(f"+ {f.id} [{f.importance}] {_short(f.text)} (restored)")
-            return
-        state["support"] = self._links(c, normalise_support(f.support))
-        nid = f.id if row is None and _ID_OK.fullmatch(f.id) else _new_id(c, f.qid)
-        self._insert(c, nid, state, index, author, "import", {} if nid == f.id else {"file_id": f.id})
-        report.added += 1
-        note = "" if nid == f.id else f" (file id {f.id} is taken: stored as {nid})"
-        report.lines.append(f"+ {nid} [{f.importance}] {_short(f.text)}{note}")
 
 
-class _Rollback(Exception):
-    """Raised inside a transaction to undo it (a dry run)."""
-
-
-_ID_OK = re.compile(r"[^\s]{1,200}")
-
-
-# ---- relevant documents -------------------------------------------------------------------------------
-
-def relevant_by_topic(ws: Workspace, min_grade: int = 1) -> dict[str, list[tuple[str, int]]]:
-    """{qid: [(docid, grade), ...]} of the judged-relevant documents (grade >= min_grade), grade descending
-    then docid, from the grades `qrels export` would choose (`trecbench.qrels.select.select_grades`)."""
-    from trecbench.qrels.select import select_grades
-
-    judgments = ws.judgments()
-    if judgments.empty:
-        return {}
-    grades = select_grades(judgments)
-    grades = grades[grades["relevance"] >= min_grade]
-    out: dict[str, list[tuple[str, int]]] = {}
-    for qid, docid, grade in sorted(zip(grades["query_id"], grades["doc_id"], grades["relevance"]),
-                                    key=lambda r: (str(r[0]), -int(r[2]), str(r[1]))):
-        out.setdefault(str(qid), []).append((str(docid), int(grade)))
-    return out
-
-
-def relevant_documents(ws: Workspace, qid: str, min_grade: int = 1) -> list[str]:
-    """The topic's judged-relevant docids (grade >= min_grade), grade descending then docid: the documents
-    a person chooses support from."""
-    return [d for d, _ in relevant_by_topic(ws, min_grade).get(str(qid), [])]
+def workspace_nuggets(ws: Workspace | str, *, approved_only: bool = False) -> list[TopicNuggets]:
+    """The workspace's nuggets (a `Workspace` or its path), topics with at least one, in qid order: what
+    answers and evidence are scored against."""
+    return NuggetStore(ws if isinstance(ws, Workspace) else Workspace(ws)).export(approved_only=approved_only)
 
 
 # ---- helpers ------------------------------------------------------------------------------------------

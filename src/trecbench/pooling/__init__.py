@@ -20,7 +20,6 @@ _EXPORTS = {
     "build_pool": "trecbench.pooling.pool",
     "read_pool": "trecbench.pooling.pool",
     "write_pool": "trecbench.pooling.pool",
-    "propagate": "trecbench.pooling.pool",
     "RunInfo": "trecbench.pooling.rank",
     "top_k": "trecbench.pooling.rank",
     "STRATEGIES": "trecbench.pooling.strategies",
@@ -31,6 +30,10 @@ _EXPORTS = {
     "pool_stats": "trecbench.pooling.stats",
     "estimate_cost": "trecbench.pooling.estimate",
     "leave_one_out": "trecbench.pooling.loo",
+    "workspace_leave_one_out": "trecbench.pooling.loo",
+    "pool_runs": "trecbench.pooling.workspace",
+    "resume_adaptive": "trecbench.pooling.workspace",
+    "is_adaptive": "trecbench.pooling.workspace",
 }
 
 __all__ = sorted(_EXPORTS)

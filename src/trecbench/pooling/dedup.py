@@ -1,7 +1,9 @@
 """Duplicate groups within each topic's pool: identical normalised text (exact) or word-shingle near-duplicates.
 
-Text is normalised before comparing: lowercased, punctuation removed, whitespace collapsed, the
-title (if any) kept in front of the text. `exact` groups documents with the same normalised text.
+What is compared is each document's text (what an assessor reads as the passage), not its title: two
+passages with the same text under different titles are duplicates. The text is normalised before
+comparing: Unicode NFKC, lowercased, punctuation and symbols removed, whitespace collapsed.
+`exact` groups documents with the same normalised text.
 `near` also joins documents whose sets of word 5-shingles (5 consecutive words; a shorter text is
 one shingle) have Jaccard similarity >= the threshold (default 0.9): MinHash signatures (128
 hashes) bucketed by locality-sensitive hashing (16 bands of 8) propose pairs, the exact Jaccard of
@@ -22,6 +24,7 @@ import pandas as pd
 
 from trecbench.errors import Problem
 
+DEDUP_MODES = ("none", "exact", "near")
 SHINGLE = 5
 NUM_HASHES = 128
 BANDS = 16  # x 8 rows: a pair with Jaccard 0.9 is proposed with probability > 0.999, one with 0.5 with 0.06
@@ -101,7 +104,7 @@ def dedup_pool(pool: Any, corpus: Any, *, mode: str = "exact", threshold: float 
         if doc is None:
             missing.append(docid)
         else:
-            texts[docid] = normalise(f"{doc.title} {doc.text}" if doc.title else doc.text)
+            texts[docid] = normalise(doc.text)
     # Exact: one key per distinct normalised text; a missing document is its own key.
     key_of = {d: hashlib.blake2b(t.encode("utf-8"), digest_size=16).hexdigest() for d, t in texts.items()}
     key = np.array([key_of.get(d, "missing:" + d) for d in c["doc_id"].to_numpy(dtype=object)], dtype=object)

@@ -12,12 +12,13 @@ SAFE_TAU (0.9), and the largest relative drop of any run is below SAFE_MAX_DROP 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from trecbench.errors import Problem
+from trecbench.errors import InputError, Problem
 from trecbench.pooling.pool import DEFAULT_DEPTH, build_pool
 from trecbench.pooling.rank import RunLike, named_runs
 
@@ -103,6 +104,75 @@ def leave_one_out(
     table = table[["run", "measure", "full", "left_out", "drop", "relative_drop", "rank", "left_out_rank",
                    "unique", "unique_judged", "unique_relevant"]]
     return LooResult(table, pd.DataFrame(summary), [p for p in pool.problems])
+
+
+def workspace_leave_one_out(
+    ws: Any,
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    *,
+    pool: str | None = None,
+    qrels: RunLike | None = None,
+    depth: int | None = None,
+    rel_level: int = 1,
+) -> LooResult:
+    """Leave-one-run-out on a stored pool: its runs, at its depth, against the workspace's qrels.
+
+    ws: a `Workspace` or its path; pool: the stored pool (default: the newest). qrels: a qrels file or
+    frame instead of the workspace's (`trecbench.workspace_qrels`). depth: another depth than the
+    pool's, reported in `problems` since the pool was not made that way. InputError when the workspace
+    has no pool, the pool does not record its runs, or a run file is no longer there.
+    """
+    from trecbench.qrels.select import workspace_qrels
+    from trecbench.release.bundle import file_sha256
+    from trecbench.store import Workspace
+    from trecbench.store.workspace import load_pool
+
+    ws = ws if isinstance(ws, Workspace) else Workspace(ws)
+    frame = load_pool(ws, pool)
+    if frame is None:
+        raise InputError(str(ws.path), 0, "no pool is stored: pool the runs with `trecbench pool RUN... -w BENCH`")
+    name, info = frame.attrs["name"], frame.attrs["info"]
+    runs = {r["name"]: r for r in info.get("runs", []) if isinstance(r, dict)}
+    if len(runs) < 2 or not all(r.get("path") for r in runs.values()):
+        raise InputError(str(ws.path), 0, f"pool {name!r} does not record two or more run files: "
+                                          "give --qrels and the RUN files instead")
+    problems: list[Problem] = []
+    paths = {}
+    for run_name, record in runs.items():
+        path = _run_path(ws, record["path"])
+        if path is None:
+            problems.append(Problem(record["path"], 0, f"run {run_name!r} of pool {name!r} is no longer there"))
+            continue
+        paths[run_name] = path
+        if record.get("sha256") and file_sha256(Path(path)) != record["sha256"]:
+            problems.append(Problem(path, 0, f"run {run_name!r} changed since pool {name!r} was made "
+                                             "(its sha256 differs)"))
+    missing = [p for p in problems if "no longer there" in p.message]
+    if missing:
+        raise InputError.of(missing)
+    pooled_depth = info.get("depth")
+    if depth is not None and depth != pooled_depth:
+        problems.append(Problem(str(ws.path), 0, f"depth {depth} is not the depth of pool {name!r} "
+                                                 f"({pooled_depth}): unique documents are counted at {depth}"))
+    else:
+        depth = pooled_depth
+    if qrels is None:
+        made = workspace_qrels(ws, pool=name)
+        if made.empty:
+            raise InputError(str(ws.path), 0, "no judgments yet: judge the pool, or give --qrels")
+        qrels = made.qrels[["query_id", "iteration", "doc_id", "relevance"]]
+    result = leave_one_out(qrels, paths, measures, depth=depth, rel_level=rel_level)
+    return LooResult(result.runs, result.summary, problems + result.problems)
+
+
+def _run_path(ws: Any, path: str) -> str | None:
+    """A pooled run's file: as recorded (relative to where the pool was made), else beside the workspace."""
+    import os
+
+    for candidate in (path, ws.resolve(path), os.path.join(ws.path, "runs", os.path.basename(path))):
+        if candidate and os.path.isfile(candidate):
+            return candidate
+    return None
 
 
 def _summary(measure: str, part: pd.DataFrame) -> dict:

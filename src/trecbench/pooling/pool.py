@@ -1,8 +1,8 @@
 """The pool: every candidate document per topic, the runs that retrieved it, its judging priority and duplicate group.
 
 A `Pool` is a candidates DataFrame plus `PoolInfo` metadata (strategy, depth, budget, runs with their
-sha256, parameters); it is written as a TSV file with a header and read back unchanged, and is what a
-workspace store will keep.
+sha256, parameters); it is written as a TSV file with a header and read back unchanged, and a workspace
+stores it (`trecbench.pool_runs`).
 """
 from __future__ import annotations
 
@@ -110,9 +110,19 @@ class Pool:
         dup = self.candidates[self.candidates["group"] != self.candidates["doc_id"]]
         return dict(zip(zip(dup["query_id"], dup["doc_id"]), dup["group"]))
 
-    def propagate(self, qrels: pd.DataFrame) -> pd.DataFrame:
-        """Qrels with each representative's judgment copied to its duplicates (see `propagate`)."""
-        return propagate(self, qrels)
+    def summary(self) -> str:
+        """One line on the pool (and one on de-duplication): what `trecbench pool` prints."""
+        c, info = self.candidates, self.info
+        topics = c["query_id"].nunique()
+        runs = len(info.runs)
+        line = (f"pool: {len(c)} candidates over {topics} topic{'s' * (topics != 1)} from {runs} run{'s' * (runs != 1)}"
+                f" ({info.strategy}, depth {info.depth}{f', budget {info.budget}' if info.budget else ''})")
+        if info.dedup != "none":
+            saved = self.judgments_saved
+            share = saved / len(c) if len(c) else 0.0
+            line += (f"\nde-duplication ({info.dedup}): {len(c) - saved} to judge; judgments saved: {saved} "
+                     f"({share:.1%})")
+        return line
 
     def session(self, strategy: str | Strategy | None = None, *, budget: int | None = None):
         """A judging loop over this pool (`next()` / `record()`), by the pool's strategy unless another is given."""
@@ -123,11 +133,6 @@ class Pool:
         elif isinstance(strategy, str):
             strategy = get_strategy(strategy)
         return JudgingSession(self, strategy, budget=self.info.budget if budget is None else budget)
-
-    def as_record(self) -> dict[str, Any]:
-        """Metadata and candidates as plain Python values (what a workspace store saves in one call)."""
-        return {"format": POOL_FORMAT, "info": self.info.as_dict(),
-                "candidates": self.candidates.to_dict(orient="records")}
 
     def write(self, path: Union[str, "os.PathLike[str]", io.TextIOBase]) -> None:
         write_pool(self, path)
@@ -161,7 +166,9 @@ def build_pool(
         raise ValueError(f"depth must be positive, not {depth}")
     if budget is not None and budget < 1:
         raise ValueError(f"budget must be positive, not {budget}")
-    if dedup not in ("none", "exact", "near"):
+    from trecbench.pooling.dedup import DEDUP_MODES
+
+    if dedup not in DEDUP_MODES:
         raise ValueError(f"dedup must be none, exact or near, not {dedup!r}")
     if dedup != "none" and corpus is None:
         raise ValueError(f"dedup {dedup!r} needs the documents' text: give a corpus")
@@ -293,38 +300,6 @@ def _cut(pool: Pool, budget: int) -> Pool:
     kept = c[group_nth <= budget].copy()
     kept["priority"] = kept.groupby("query_id", sort=False).cumcount().to_numpy() + 1
     return replace(pool, candidates=kept.reset_index(drop=True))
-
-
-def propagate(pool: Pool, qrels: pd.DataFrame) -> pd.DataFrame:
-    """Qrels plus the judgments a duplicate inherits from its group's representative.
-
-    Returns the qrels rows (column `propagated` False) followed by one row per duplicate candidate
-    that the qrels do not judge but whose representative they do (same grade, `propagated` True,
-    iteration "propagated"). The input is not changed.
-    """
-    out = qrels.copy()
-    if "iteration" not in out.columns:
-        out.insert(1, "iteration", "0")
-    out["propagated"] = False
-    c = pool.candidates
-    dup = c[c["group"] != c["doc_id"]]
-    if dup.empty or qrels.empty:
-        return out.reset_index(drop=True)
-    judged = pd.Series(qrels["relevance"].to_numpy(),
-                       index=pd.MultiIndex.from_arrays([qrels["query_id"].astype(str), qrels["doc_id"].astype(str)]))
-    judged = judged[~judged.index.duplicated()]
-    own = judged.index.get_indexer(pd.MultiIndex.from_arrays([dup["query_id"], dup["doc_id"]]))
-    rep = judged.index.get_indexer(pd.MultiIndex.from_arrays([dup["query_id"], dup["group"]]))
-    grade = np.where(rep >= 0, judged.to_numpy()[np.maximum(rep, 0)], -1)
-    take = (own < 0) & (rep >= 0) & (grade >= 0)  # a negative grade (pooled, not judged) is not a judgment
-    if take.any():
-        grades = grade[take]
-        extra = pd.DataFrame({"query_id": dup["query_id"].to_numpy()[take], "iteration": "propagated",
-                              "doc_id": dup["doc_id"].to_numpy()[take], "relevance": grades, "propagated": True})
-        extra = extra[[c for c in out.columns if c in extra.columns]]
-        out = pd.concat([out, extra], ignore_index=True)
-    out["relevance"] = out["relevance"].astype(np.int64)
-    return out.reset_index(drop=True)
 
 
 # --- the pool file -------------------------------------------------------------------------------

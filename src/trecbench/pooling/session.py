@@ -5,12 +5,21 @@ already judged, the session records that judgment for it at no cost and asks aga
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator, Protocol
 
 from trecbench.pooling.strategies.base import Strategy
 
-if TYPE_CHECKING:
-    from trecbench.pooling.pool import Pool
+
+class Judgeable(Protocol):
+    """What a judging session needs of a pool (`trecbench.pooling.Pool` is one); this module does not
+    import the pool module, which imports it."""
+
+    @property
+    def topics(self) -> list[str]: ...
+
+    def group_of(self) -> dict[tuple[str, str], str]: ...
+
+    def ranked_lists(self, topic: str) -> dict[str, list[str]]: ...
 
 
 class JudgingSession:
@@ -20,7 +29,7 @@ class JudgingSession:
     recorded, `spent` the number of judgments asked for.
     """
 
-    def __init__(self, pool: "Pool", strategy: Strategy, *, budget: int | None = None,
+    def __init__(self, pool: Judgeable, strategy: Strategy, *, budget: int | None = None,
                  topics: list[str] | None = None):
         self.pool = pool
         self.strategy = strategy

@@ -64,7 +64,9 @@ def pool_stats(pool: Pool, qrels: pd.DataFrame | None = None, *, rel_level: int 
 
 def _grades(pool: Pool, qrels: pd.DataFrame) -> pd.Series:
     """(query_id, doc_id) -> grade, duplicates' grades propagated from their representatives."""
-    full = pool.propagate(qrels)
+    from trecbench.qrels.select import propagate
+
+    full, _ = propagate(qrels, pool)
     series = pd.Series(full["relevance"].to_numpy(dtype=np.float64),
                        index=pd.MultiIndex.from_arrays([full["query_id"].astype(str), full["doc_id"].astype(str)]))
     return series[~series.index.duplicated()]

@@ -65,10 +65,21 @@ def cohen_kappa(confusion: np.ndarray, weights: np.ndarray | None = None) -> flo
     return 1.0 - float((w * confusion).sum()) / disagreement_expected
 
 
+def judged(qrels: pd.DataFrame) -> pd.DataFrame:
+    """The rows a judge actually judged: a grade >= 0, not one propagated from a duplicate (iteration
+    `propagated`, or a `propagated_from` docid, as `trecbench.workspace_qrels` marks them)."""
+    keep = qrels["relevance"] >= 0
+    if "iteration" in qrels:
+        keep &= qrels["iteration"].astype(str) != "propagated"
+    if "propagated_from" in qrels:
+        keep &= qrels["propagated_from"].isna()
+    return qrels.loc[keep, ["query_id", "doc_id", "relevance"]]
+
+
 def judged_pairs(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
-    """Pairs judged (grade >= 0) by both: columns query_id, doc_id, a, b; and counts judged by one only."""
-    left = a.loc[a["relevance"] >= 0, ["query_id", "doc_id", "relevance"]].rename(columns={"relevance": "a"})
-    right = b.loc[b["relevance"] >= 0, ["query_id", "doc_id", "relevance"]].rename(columns={"relevance": "b"})
+    """Pairs both judged (see `judged`): columns query_id, doc_id, a, b; and counts judged by one only."""
+    left = judged(a).rename(columns={"relevance": "a"})
+    right = judged(b).rename(columns={"relevance": "b"})
     left = left.astype({"query_id": str, "doc_id": str})
     right = right.astype({"query_id": str, "doc_id": str})
     both = left.merge(right, on=["query_id", "doc_id"], how="inner")
@@ -76,7 +87,7 @@ def judged_pairs(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, int, i
 
 
 def agreement(a: pd.DataFrame, b: pd.DataFrame, *, threshold: int = 1) -> Agreement:
-    """Agreement between qrels `a` and `b` on the pairs both judged."""
+    """Agreement between qrels `a` and `b` on the pairs both judged (propagated grades are not judgments)."""
     both, only_a, only_b = judged_pairs(a, b)
     grades = sorted(set(both["a"]) | set(both["b"]))
     index = {g: i for i, g in enumerate(grades)}

@@ -4,14 +4,15 @@ document's text, says who judged, and counts what is inside.
 A release folder holds:
 
 - `topics.tsv` (`qid<TAB>text`), or `topics.jsonl` when a topic has a narrative or other fields;
-- `qrels.txt`: one grade per (topic, document), chosen as `trecbench qrels export` chooses it, duplicates
-  in the pool given their group's grade;
+- `qrels.txt`: one grade per (topic, document), `trecbench.workspace_qrels` (what `qrels export` writes),
+  duplicates in the pool given their group's grade;
 - `nuggets.jsonl`: the approved nuggets (drafts too with `include_drafts`), in trecbench's nuggets format;
 - `evidence.jsonl`: the nuggets that have supporting documents, as `{qid, evidence: [{id, text, importance,
   any_of}]}`, the file `trecbench eval evidence --evidence` reads;
-- `manifest.json`: format, version, time, trecbench version, each file's sha256 and size, every judged
-  document's text hash (`trecbench.store.text_hash`), the judges with their provenance and the number of
-  their judgments the qrels use, and counts.
+- `manifest.json`: format, version, time, trecbench version, the corpus (its path relative to the release
+  folder), each file's sha256 and size, how the qrels were made (policy, pool, grades propagated, the pool
+  candidates left without a judgment), every judged document's text hash (`trecbench.store.text_hash`),
+  the judges with their provenance and the number of their judgments the qrels use, and counts.
 
 Files are written to a temporary folder beside the target and moved into place at the end, so a failed
 release leaves nothing half-written, and a release replaced with `force` is replaced whole.
@@ -86,11 +87,10 @@ def make_release(workspace: Any, version: str, output: str | os.PathLike | None 
     """
     from trecbench import __version__
     from trecbench.nuggets.io import write_nuggets
-    from trecbench.nuggets.store import NuggetStore
+    from trecbench.nuggets.store import workspace_nuggets
     from trecbench.qrels import write_qrels
-    from trecbench.qrels.select import propagate, select_grades, to_qrels
+    from trecbench.qrels.select import workspace_qrels
     from trecbench.store import Workspace
-    from trecbench.store.workspace import load_pool
 
     bar = progress if progress is not None else _Silent()
     if not isinstance(version, str) or not _VERSION.fullmatch(version):
@@ -102,17 +102,14 @@ def make_release(workspace: Any, version: str, output: str | os.PathLike | None 
     topics = list(ws.topics().values())
     if not topics:
         raise InputError(str(ws.path), 0, "the workspace has no topics to release (give --topics to `trecbench init`)")
-    judgments = ws.judgments()
-    if judgments.empty:
-        raise InputError(str(ws.path), 0, "the workspace has no judgments to release")
     try:
-        grades = select_grades(judgments, judge=judge, prefer=prefer)
+        made = workspace_qrels(ws, judge=judge, prefer=prefer)
     except ValueError as e:
         raise ReleaseError(str(e)) from None
-    pool = load_pool(ws)
-    grades, propagated = propagate(grades, pool)
-    qrels = to_qrels(grades)
-    nuggets = NuggetStore(ws).export(approved_only=not include_drafts)
+    if made.empty:
+        raise InputError(str(ws.path), 0, "the workspace has no judgments to release")
+    qrels, propagated, pool = made.qrels, made.propagated, made.pool
+    nuggets = workspace_nuggets(ws, approved_only=not include_drafts)
     evidence = evidence_lines(nuggets)
 
     docids = sorted(set(qrels["doc_id"].astype(str)) | {d for line in evidence for e in line["evidence"]
@@ -122,6 +119,9 @@ def make_release(workspace: Any, version: str, output: str | os.PathLike | None 
     bar.set_description_str("hashing documents")
     documents, missing = hash_documents(ws.corpus(), docids, bar)
     warnings = []
+    if len(made.unjudged):
+        warnings.append(f"{len(made.unjudged)} pool candidate(s) have no judgment and are not in the qrels: "
+                        f"{_some(made.unjudged)}")
     if missing:
         shown = " ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
         warnings.append(f"{len(missing)} judged document(s) are not in the corpus, recorded without a hash: {shown}")
@@ -152,12 +152,15 @@ def make_release(workspace: Any, version: str, output: str | os.PathLike | None 
             "version": version,
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "trecbench_version": __version__,
-            "corpus": ws.settings.corpus,
+            "corpus": _relative_to(ws.corpus_source, target),
             "files": {name: {"sha256": file_sha256(staging / name), "bytes": (staging / name).stat().st_size}
                       for name in files},
             "qrels": {"policy": f"judge {judge}" if judge else f"prefer {prefer}",
                       "pool": pool.attrs.get("name") if pool is not None else None,
-                      "propagated_from_duplicates": propagated},
+                      "propagated_from_duplicates": propagated,
+                      "pool_candidates_unjudged": len(made.unjudged),
+                      "unjudged": [{"qid": q, "docid": d} for q, d in zip(made.unjudged["query_id"],
+                                                                          made.unjudged["doc_id"])]},
             "judges": judge_provenance(ws, qrels),
             "counts": _counts(topics, qrels, propagated, nuggets, evidence, documents, missing),
             "judged_documents": documents,
@@ -169,6 +172,21 @@ def make_release(workspace: Any, version: str, output: str | os.PathLike | None 
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return ReleaseSummary(target, manifest, hashlib.sha256(text.encode("utf-8")).hexdigest(), warnings)
+
+
+def _some(pairs: pd.DataFrame, limit: int = 10) -> str:
+    shown = [f"{q}/{d}" for q, d in zip(pairs["query_id"][:limit], pairs["doc_id"][:limit])]
+    return " ".join(shown) + (" ..." if len(pairs) > limit else "")
+
+
+def _relative_to(source: str | None, folder: Path) -> str | None:
+    """The corpus as the release folder sees it: a path relative to the folder (absolute on another drive)."""
+    if not source or source.startswith("irds:"):
+        return source
+    try:
+        return os.path.relpath(Path(source).resolve(), folder.resolve())
+    except ValueError:
+        return str(Path(source).resolve())
 
 
 def _check_target(target: Path, force: bool) -> None:

@@ -214,7 +214,8 @@ def build_report(workspace: Any, options: ReportOptions | None = None, *, progre
     bar.refresh()
 
     bar.set_description_str("qrels")
-    qrels, propagated, pool_frame = workspace_qrels(ws, options)
+    made = report_qrels(ws, options)
+    qrels, propagated, pool_frame = (None if made.empty else made.qrels), made.propagated, made.pool
     bar.update()
     retrieval = retrieval_section(qrels, sources, options, bar)
     bar.set_description_str("answers")
@@ -280,21 +281,14 @@ def discover_runs(ws: Any, given: Sequence[str], *, include_workspace: bool = Tr
     return out
 
 
-def workspace_qrels(ws: Any, options: ReportOptions) -> tuple[pd.DataFrame | None, int, pd.DataFrame | None]:
-    """(qrels, pairs propagated from duplicates, stored pool) as `qrels export --prefer` would make them."""
-    from trecbench.qrels.select import propagate, select_grades, to_qrels
-    from trecbench.store.workspace import load_pool
+def report_qrels(ws: Any, options: ReportOptions) -> Any:
+    """The workspace's qrels as `qrels export --prefer --pool` makes them (`trecbench.workspace_qrels`)."""
+    from trecbench.qrels.select import workspace_qrels
 
     try:
-        pool = load_pool(ws, options.pool)
+        return workspace_qrels(ws, prefer=options.prefer, pool=options.pool)
     except InputError as e:
         raise ReportOptionError(e.problems[0].message) from None
-    judgments = ws.judgments()
-    if judgments.empty:
-        return None, 0, pool
-    grades = select_grades(judgments, prefer=options.prefer)
-    grades, propagated = propagate(grades, pool)
-    return to_qrels(grades), propagated, pool
 
 
 def _score_one(qrels: pd.DataFrame, source: RunSource, measures: Sequence[str]) -> tuple[pd.DataFrame, list]:
@@ -393,10 +387,10 @@ def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
     from trecbench.evaluation.answers import evaluate_answers
     from trecbench.evaluation.duplicates import duplicate_groups
     from trecbench.evaluation.topic_scores import some
-    from trecbench.nuggets.store import NuggetStore
+    from trecbench.nuggets.store import workspace_nuggets
 
     section = AnswersSection(files=[str(a) for a in options.answers])
-    topics = NuggetStore(ws).export()
+    topics = workspace_nuggets(ws)
     section.nuggets = sum(len(t.nuggets) for t in topics)
     section.drafts = sum(n.status == "draft" for t in topics for n in t.nuggets)
     if not options.answers:
@@ -433,7 +427,7 @@ def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
     from trecbench.evaluation.duplicates import duplicate_groups
     from trecbench.evaluation.evidence import evaluate_evidence, evidence_from_nuggets, read_evidence
     from trecbench.evaluation.topic_scores import some
-    from trecbench.nuggets.store import NuggetStore
+    from trecbench.nuggets.store import workspace_nuggets
     from trecbench.report import plots
 
     section = EvidenceSection(k=options.k)
@@ -441,7 +435,7 @@ def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
         items = read_evidence(options.evidence)
         section.source = f"evidence file {options.evidence}"
     else:
-        items = evidence_from_nuggets(NuggetStore(ws).export())
+        items = evidence_from_nuggets(workspace_nuggets(ws))
         section.source = "the evidence links of the workspace's nuggets"
     if not options.contexts:
         section.missing = Missing("No contexts given: the funnel follows each evidence item through a system's "

@@ -265,7 +265,18 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> int:
             conn.execute("ROLLBACK")
             raise
     ensure_llm_schema(conn)  # tables a newer trecbench.llm adds appear without a migration of their own
+    ensure_web_schema(conn)
     return len(MIGRATIONS)
+
+
+def ensure_web_schema(conn: sqlite3.Connection) -> None:
+    """The assessor app's login sessions: one row per session, so that a logout, `assessors remove` or a
+    new token ends it on the server. Created when missing (no numbered migration: a database without the
+    table is otherwise unchanged); a no-op on a database that has it."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'web_sessions'").fetchone():
+        return
+    conn.execute("CREATE TABLE IF NOT EXISTS web_sessions (id TEXT PRIMARY KEY, assessor TEXT NOT NULL, "
+                 "via TEXT NOT NULL, created_at TEXT NOT NULL)")
 
 
 def _broken(path: Path, what: str) -> NoReturn:

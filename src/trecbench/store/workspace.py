@@ -20,6 +20,7 @@ from trecbench.errors import InputError
 
 CONFIG = "trecbench.toml"
 DATABASE = "bench.sqlite"
+SESSION_SECONDS = 14 * 24 * 3600  # how long a web app login lasts
 
 
 def now() -> str:
@@ -151,15 +152,25 @@ class Workspace:
         return conn
 
     class _Tx:
+        """A write transaction; inside another one of the same thread it is a savepoint of it, so that a
+        caller can check a state and change it through methods that open their own transactions."""
+
         def __init__(self, conn: sqlite3.Connection):
             self.conn = conn
+            self.nested = False
 
         def __enter__(self) -> sqlite3.Connection:
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.nested = self.conn.in_transaction
+            self.conn.execute("SAVEPOINT nested" if self.nested else "BEGIN IMMEDIATE")
             return self.conn
 
         def __exit__(self, exc_type, exc, tb) -> None:
-            self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+            if self.nested:
+                if exc_type:
+                    self.conn.execute("ROLLBACK TO nested")
+                self.conn.execute("RELEASE nested")
+            else:
+                self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
 
     def transaction(self) -> "_Tx":
         return Workspace._Tx(self.connection())
@@ -176,6 +187,11 @@ class Workspace:
         if not source or source.startswith("irds:") or os.path.isabs(source):
             return source
         return str((self.path / source).resolve())
+
+    @property
+    def cache_path(self) -> Path:
+        """The model-call cache of this workspace (its database): what every model command uses."""
+        return self.path / DATABASE
 
     @property
     def corpus_source(self) -> str | None:
@@ -235,22 +251,32 @@ class Workspace:
 
     def judgment_rows(self, *, status: str | None = "ok", kind: str | None = None, qid: str | None = None,
                       docid: str | None = None, pool: int | None = None, direct: bool = False,
-                      newest_first: bool = False, limit: int | None = None) -> list["JudgmentRow"]:
+                      newest_first: bool = False, limit: int | None = None,
+                      after: int | None = None) -> list["JudgmentRow"]:
         """Judgments with their judges (id order, or newest first): those of `status` (None: all), of judges of
         `kind`, of one topic or pair, of the representatives of pool id `pool`, only `direct` ones (not copied
-        from a duplicate). The one place the store joins judgments to judges."""
-        sql, args = _judgment_sql(status=status, kind=kind, qid=qid, docid=docid, pool=pool, direct=direct)
+        from a duplicate), only those recorded after row id `after`. The one place the store joins judgments
+        to judges."""
+        sql, args = _judgment_sql(status=status, kind=kind, qid=qid, docid=docid, pool=pool, direct=direct,
+                                  after=after)
         sql += " ORDER BY j.id" + (" DESC" if newest_first else "") + (" LIMIT ?" if limit is not None else "")
         rows = self.connection().execute(sql, args + ((limit,) if limit is not None else ()))
         return [JudgmentRow(*r) for r in rows]
 
-    def judgments(self, *, status: str | None = "ok", direct: bool = False):
-        """All judgment rows as a DataFrame (id order) with the judge's id, kind, name, model and prompt."""
+    def judgments(self, *, status: str | None = "ok", direct: bool = False, qid: str | None = None):
+        """All judgment rows (of one topic with `qid`) as a DataFrame (id order) with the judge's id, kind,
+        name, model and prompt."""
         import pandas as pd
 
-        sql, args = _judgment_sql(status=status, direct=direct)
+        sql, args = _judgment_sql(status=status, direct=direct, qid=qid)
         frame = pd.read_sql_query(sql + " ORDER BY j.id", self.connection(), params=args)
         return frame.rename(columns={"qid": "query_id", "docid": "doc_id"})
+
+    def newest_judgment(self, qid: str | None = None) -> int:
+        """The highest judgment row id (of one topic with `qid`), 0 when there is none: rows are only added,
+        so a higher id than before means something was recorded."""
+        sql = "SELECT COALESCE(MAX(id), 0) FROM judgments" + (" WHERE qid = ?" if qid is not None else "")
+        return self.connection().execute(sql, (qid,) if qid is not None else ()).fetchone()[0]
 
     def judge_stats(self) -> list["JudgeStats"]:
         """Every judge that has judgments (judge id order) with its counts."""
@@ -299,6 +325,48 @@ class Workspace:
 
     def assessors(self) -> list[str]:
         return [r[0] for r in self.connection().execute("SELECT name FROM assessors ORDER BY name")]
+
+    def remove_assessor(self, name: str) -> None:
+        """Remove an assessor and end their sessions (their judgments stay); KeyError if there is none."""
+        with self.transaction() as c:
+            if c.execute("DELETE FROM assessors WHERE name = ?", (name,)).rowcount == 0:
+                raise KeyError(name)
+            c.execute("DELETE FROM web_sessions WHERE assessor = ?", (name,))
+
+    def new_token(self, name: str) -> str:
+        """Give an assessor a new token: the old one stops working and their sessions end."""
+        import secrets
+
+        token = secrets.token_urlsafe(18)
+        with self.transaction() as c:
+            if c.execute("UPDATE assessors SET token_hash = ? WHERE name = ?", (_hash_token(token), name)).rowcount == 0:
+                raise KeyError(name)
+            c.execute("DELETE FROM web_sessions WHERE assessor = ?", (name,))
+        return token
+
+    # ---- web app sessions ----
+
+    def open_session(self, assessor: str, via: str) -> str:
+        """Record a login session; returns its id (kept in the signed cookie). Sessions older than
+        SESSION_SECONDS (the cookie's lifetime) are dropped."""
+        import secrets
+        from datetime import timedelta
+
+        sid = secrets.token_urlsafe(24)
+        stale = (datetime.now(timezone.utc) - timedelta(seconds=SESSION_SECONDS)).isoformat(timespec="milliseconds")
+        with self.transaction() as c:
+            c.execute("DELETE FROM web_sessions WHERE created_at < ?", (stale,))
+            c.execute("INSERT INTO web_sessions (id, assessor, via, created_at) VALUES (?, ?, ?, ?)",
+                      (sid, assessor, via, now()))
+        return sid
+
+    def session(self, sid: str) -> tuple[str, str] | None:
+        """(assessor, via) of a session that was not ended, else None."""
+        return self.connection().execute("SELECT assessor, via FROM web_sessions WHERE id = ?", (sid,)).fetchone()
+
+    def end_session(self, sid: str) -> None:
+        with self.transaction() as c:
+            c.execute("DELETE FROM web_sessions WHERE id = ?", (sid,))
 
     # ---- nugget drafting runs ----
 
@@ -480,7 +548,8 @@ class DraftRun(NamedTuple):
 
 
 def _judgment_sql(*, status: str | None = "ok", kind: str | None = None, qid: str | None = None,
-                  docid: str | None = None, pool: int | None = None, direct: bool = False) -> tuple[str, tuple]:
+                  docid: str | None = None, pool: int | None = None, direct: bool = False,
+                  after: int | None = None) -> tuple[str, tuple]:
     sql = ("SELECT j.id, j.qid, j.docid, j.grade, j.status, j.created_at, j.propagated_from, j.rationale, j.error, "
            "j.doc_hash, g.id AS judge_id, g.kind AS judge_kind, g.name AS judge, g.model, g.prompt_id, g.prompt_hash "
            "FROM judgments j JOIN judges g ON g.id = j.judge_id")
@@ -490,7 +559,8 @@ def _judgment_sql(*, status: str | None = "ok", kind: str | None = None, qid: st
         sql += (" JOIN pool_candidates c ON c.pool_id = ? AND c.qid = j.qid AND c.docid = j.docid "
                 "AND c.representative = 1")
         args.append(pool)
-    for clause, value in (("j.status = ?", status), ("g.kind = ?", kind), ("j.qid = ?", qid), ("j.docid = ?", docid)):
+    for clause, value in (("j.status = ?", status), ("g.kind = ?", kind), ("j.qid = ?", qid), ("j.docid = ?", docid),
+                          ("j.id > ?", after)):
         if value is not None:
             where.append(clause)
             args.append(value)

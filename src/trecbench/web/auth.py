@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import math
 import re
 import secrets
-from typing import Any, MutableMapping
-from urllib.parse import urlencode
+import threading
+import time
+from typing import Any, Callable, Iterable, MutableMapping
+from urllib.parse import urlencode, urlsplit
 
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import MutableHeaders
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -50,18 +53,66 @@ def session_secret(ws: Workspace) -> str:
         return c.execute("SELECT value FROM meta WHERE key = ?", (SECRET_KEY,)).fetchone()[0]
 
 
-def log_in(session: MutableMapping[str, Any], assessor: str, *, via: str) -> None:
-    """Start a session for `assessor`; `via` is "token" or "local" (no token, loopback only)."""
+def log_in(ws: Workspace, session: MutableMapping[str, Any], assessor: str, *, via: str) -> None:
+    """Start a session for `assessor` (recorded in the workspace, so that it can be ended there); `via` is
+    "token" or "local" (no token, loopback only)."""
+    sid = ws.open_session(assessor, via)
     session.clear()
-    session.update(assessor=assessor, via=via, csrf=secrets.token_urlsafe(24))
+    session.update(assessor=assessor, via=via, sid=sid, csrf=secrets.token_urlsafe(24))
+
+
+def log_out(ws: Workspace, session: MutableMapping[str, Any]) -> None:
+    """End the session on the server too: a copy of the cookie kept from before no longer logs in."""
+    sid = session.get("sid")
+    if isinstance(sid, str):
+        ws.end_session(sid)
+    session.clear()
 
 
 def assessor(session: MutableMapping[str, Any], require_token: bool) -> str | None:
-    """The session's assessor, or None; a session made without a token does not count when tokens are required."""
+    """The session's assessor, or None; a session made without a token does not count when tokens are required.
+    (The Guard has checked, for this request, that the session was not ended.)"""
     name = session.get("assessor")
     if not isinstance(name, str) or (require_token and session.get("via") != "token"):
         return None
     return name
+
+
+def safe_path(target: str) -> str:
+    """Only a path on this site (never `//host`, a scheme or a backslash), so no redirect leaves the site."""
+    return target if target.startswith("/") and not target.startswith("//") and "\\" not in target else "/"
+
+
+class Throttle:
+    """Wrong tokens per client address: after `limit` failures within `window` seconds, token logins from that
+    address are refused (429) until the oldest of them is `window` seconds old."""
+
+    def __init__(self, limit: int = 5, window: float = 60.0, clock: Callable[[], float] = time.monotonic):
+        self.limit, self.window, self.clock = limit, window, clock
+        self._failures: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def wait(self, client: str) -> float:
+        """Seconds until this client may try a token again (0: now)."""
+        with self._lock:
+            now = self.clock()
+            recent = [t for t in self._failures.get(client, []) if now - t < self.window]
+            self._failures[client] = recent
+            return recent[0] + self.window - now if len(recent) >= self.limit else 0.0
+
+    def failed(self, client: str) -> None:
+        with self._lock:
+            self._failures.setdefault(client, []).append(self.clock())
+
+
+def too_many(wait: float) -> PlainTextResponse:
+    return PlainTextResponse(f"429 Too Many Requests: too many wrong tokens from this address; try again in "
+                             f"{math.ceil(wait)} s", status_code=429, headers={"Retry-After": str(math.ceil(wait))})
+
+
+def client_of(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "?"
 
 
 def csrf_ok(session: MutableMapping[str, Any], sent: object) -> bool:
@@ -75,14 +126,78 @@ def valid_name(name: str) -> bool:
     return 0 < len(name) <= 64 and not any(c.isspace() for c in name)
 
 
-class Guard:
-    """ASGI middleware (inside SessionMiddleware): logs in by `?token=`, turns away requests without an
-    assessor, and adds the security headers (CSP with a per-request nonce) to every response."""
+def allowed_hosts(host: str, extra: Iterable[str] = ()) -> frozenset[str] | None:
+    """The names a Host header may give for a server bound to `host`: that address (with `localhost`,
+    127.0.0.1 and ::1 on loopback) and the `extra` names (a reverse proxy's); None (any) for a server bound
+    to all addresses without extra names."""
+    names = {h.lower().strip("[]") for h in extra if h}
+    if host in ("", "0.0.0.0", "::", "[::]"):
+        return frozenset(names) if names else None
+    names.add(host.lower().strip("[]"))
+    if is_loopback(host):
+        names |= {"localhost", "127.0.0.1", "::1"}
+    return frozenset(names)
 
-    def __init__(self, app: ASGIApp, *, ws: Workspace, require_token: bool):
+
+def _host_name(header: str) -> str:
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+class Gate:
+    """ASGI middleware outside the session: refuses, before any session is read or made, a Host header
+    naming another site (421: DNS rebinding) and requests another site made the browser send (403): a
+    POST whose Origin or Sec-Fetch-Site is not this site, or an embedded cross-site GET (an image, a
+    script or a fetch; a link followed from another site, a top-level navigation, is let through)."""
+
+    def __init__(self, app: ASGIApp, *, hosts: frozenset[str] | None, extra: frozenset[str] = frozenset()):
+        self.app = app
+        self.hosts = hosts
+        self.extra = extra  # names an Origin may give besides the Host header (a reverse proxy's)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        host = headers.get("host", "")
+        response = None
+        if self.hosts is not None and _host_name(host) not in self.hosts:
+            response = PlainTextResponse(
+                f"421 Misdirected Request: this server does not answer to the name {host!r}; open it as "
+                f"{' or '.join(sorted(self.hosts))} (`trecbench serve --allowed-host NAME` adds a name)", status_code=421)
+        elif not self._same_site(scope["method"], headers, host):
+            response = PlainTextResponse("403 Forbidden: a request made by another site is refused", status_code=403)
+        if response is not None:
+            await response(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    def _same_site(self, method: str, headers: Headers, host: str) -> bool:
+        site = headers.get("sec-fetch-site")
+        if method in ("GET", "HEAD"):
+            return site not in ("cross-site", "same-site") or headers.get("sec-fetch-dest") in (None, "document")
+        if site not in (None, "same-origin"):
+            return False
+        origin = headers.get("origin")
+        if origin is None:  # not sent by a browser (then the CSRF token is what counts)
+            return True
+        netloc = urlsplit(origin).netloc.lower()
+        return bool(netloc) and (netloc == host.lower() or _host_name(netloc) in self.extra)
+
+
+class Guard:
+    """ASGI middleware (inside SessionMiddleware): ends sessions the workspace no longer has, logs in by
+    `?token=`, turns away requests without an assessor, and adds the security headers (CSP with a
+    per-request nonce) to every response."""
+
+    def __init__(self, app: ASGIApp, *, ws: Workspace, require_token: bool, throttle: Throttle):
         self.app = app
         self.ws = ws
         self.require_token = require_token
+        self.throttle = throttle
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -93,26 +208,38 @@ class Guard:
         send = _with_security_headers(send, nonce, static=scope["path"].startswith("/static/"))
         request = Request(scope, receive)
         session = scope["session"]
+        if "assessor" in session:
+            sid = session.get("sid")
+            alive = await run_in_threadpool(self.ws.session, sid) if isinstance(sid, str) else None
+            if alive is None or tuple(alive) != (session.get("assessor"), session.get("via")):
+                session.clear()  # logged out, removed or given a new token since
         session.setdefault("csrf", secrets.token_urlsafe(24))  # the login form needs one too
         response = None
         token = request.query_params.get("token")
         if token is not None:
-            name = await run_in_threadpool(self.ws.assessor_for_token, token)
-            if name is None:
-                response = RedirectResponse("/login?" + urlencode({"failed": "1"}), status_code=303)
-            else:
-                log_in(session, name, via="token")
-                rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
-                response = RedirectResponse(scope["path"] + ("?" + urlencode(rest) if rest else ""), status_code=303)
-        elif assessor(session, self.require_token) is None:
-            if not self.require_token:
-                log_in(session, LOCAL, via="local")
-            elif scope["path"] not in OPEN_PATHS:
+            response = await self._token_login(scope, request, session, token)
+        elif assessor(session, self.require_token) is None and scope["path"] not in OPEN_PATHS:
+            if self.require_token:
                 response = _turn_away(request)
+            else:
+                await run_in_threadpool(log_in, self.ws, session, LOCAL, via="local")
         if response is not None:
             await response(scope, receive, send)
         else:
             await self.app(scope, receive, send)
+
+    async def _token_login(self, scope: Scope, request: Request, session, token: str):
+        client = client_of(scope)
+        wait = self.throttle.wait(client)
+        if wait > 0:
+            return too_many(wait)
+        name = await run_in_threadpool(self.ws.assessor_for_token, token)
+        if name is None:
+            self.throttle.failed(client)
+            return RedirectResponse("/login?" + urlencode({"failed": "1"}), status_code=303)
+        await run_in_threadpool(log_in, self.ws, session, name, via="token")
+        rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+        return RedirectResponse(safe_path(scope["path"]) + ("?" + urlencode(rest) if rest else ""), status_code=303)
 
 
 def _turn_away(request: Request):
@@ -133,7 +260,9 @@ def _with_security_headers(send: Send, nonce: str, *, static: bool) -> Send:
                 "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
             headers["X-Content-Type-Options"] = "nosniff"
             headers["X-Frame-Options"] = "DENY"
-            headers["Referrer-Policy"] = "no-referrer"  # a ?token= never leaks to another site
+            # a ?token= never leaks to another site; same-origin (not no-referrer) so that a form post
+            # carries this site's Origin, which the Gate checks
+            headers["Referrer-Policy"] = "same-origin"
             if not static:
                 headers["Cache-Control"] = "no-store"  # back and reload always show the saved grades
         await send(message)

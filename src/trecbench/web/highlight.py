@@ -1,20 +1,13 @@
 """Query terms marked in document text, safely: the text is escaped piece by piece, only our <mark> is markup."""
 from __future__ import annotations
 
+import functools
 import re
 from typing import Iterable
 
 from markupsafe import Markup, escape
 
-# Words too common to be worth marking.
-STOPWORDS = frozenset("""
-a about above after again against all am an and any are as at be because been before being below between
-both but by can could did do does doing down during each few for from further had has have having he her
-here hers him his how i if in into is it its itself just me more most my no nor not now of off on once only
-or other our out over own same she should so some such than that the their them then there these they this
-those through to too under until up very was we were what when where which while who whom why will with
-would you your
-""".split())
+from trecbench.evaluation.textmatch import STOPWORDS
 
 
 def query_terms(text: str) -> list[str]:
@@ -28,15 +21,21 @@ def query_terms(text: str) -> list[str]:
 
 def highlight(text: str, terms: Iterable[str]) -> Markup:
     """`text` escaped, with whole-word matches of `terms` (case-insensitive, plural -s/-es too) in <mark>."""
-    terms = sorted(set(terms), key=len, reverse=True)  # longest first, so "data" does not cut "database"
+    escaped = str(escape(text))
+    pattern = _pattern(tuple(sorted(set(terms), key=len, reverse=True)))  # longest first: "data" not in "database"
+    return Markup(pattern.sub(_mark, escaped) if pattern else escaped)
+
+
+def _mark(match: re.Match) -> str:
+    return "<mark>" + match.group() + "</mark>"
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(terms: tuple[str, ...]) -> re.Pattern | None:
+    """Matched in the escaped text (one C call escapes it all): a match never starts right after "&" or
+    "&#", so the names and numbers of the entities escaping made (&amp; &lt; &#39; ...) are never marked,
+    and what is marked is already escaped."""
     if not terms:
-        return escape(text)
-    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, terms)) + r")(?:e?s)?\b", re.IGNORECASE)
-    pieces: list[Markup] = []
-    position = 0
-    for match in pattern.finditer(text):
-        pieces.append(escape(text[position:match.start()]))
-        pieces.append(Markup("<mark>{}</mark>").format(match.group()))  # format() escapes its argument
-        position = match.end()
-    pieces.append(escape(text[position:]))
-    return Markup("").join(pieces)
+        return None
+    words = "|".join(re.escape(str(escape(t))) for t in terms)
+    return re.compile(r"(?<!&)(?<!&#)\b(?:" + words + r")(?:e?s)?\b", re.IGNORECASE)

@@ -1,21 +1,23 @@
 """Nugget editing in the assessor app: a topic's nuggets, where every change is a new version by the assessor.
 
 The pages are rendered on the server like the judging pages. Each form posts to its own small route,
-which checks the CSRF token, refuses a form made from a version of the nugget that is no longer the
-current one (another assessor changed it meanwhile: an unlink by position or an undo would otherwise hit
+which checks the CSRF token and, in the same store transaction as the change itself (compare-and-set),
+refuses a form made from a version of the nugget that is no longer the current one or that does not say
+its version (another assessor changed it meanwhile: an unlink by position or an undo would otherwise hit
 the wrong thing), calls `NuggetStore` with the logged-in assessor as author, and redirects back to the
-topic page at the nugget (post/redirect/get). What the store refuses (empty text, an unknown nugget) comes
+topic page at the nugget (post/redirect/get). Topic and nugget ids are path segments, percent-encoded, so
+ids containing "/" reach their pages too. What the store refuses (empty text, an unknown nugget) comes
 back as a message on that page, never as a traceback.
 """
 from __future__ import annotations
 
 import difflib
+import functools
 import re
-import threading
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
-from urllib.parse import quote
+from urllib.parse import quote, unquote, urlencode
 
 from markupsafe import Markup, escape
 from starlette.concurrency import run_in_threadpool
@@ -26,39 +28,73 @@ from starlette.routing import Route
 
 from trecbench.errors import InputError
 from trecbench.nuggets.model import IMPORTANCE
-from trecbench.web import app as web
 from trecbench.web import queries
+from trecbench.web.common import (
+    Bench,
+    bench_of,
+    checked_form,
+    field,
+    me,
+    redirect,
+    render,
+)
 from trecbench.web.highlight import highlight, query_terms
 
 SNIPPET = 140  # characters of a document shown beside its checkbox; the full text is one click away
-_store_lock = threading.Lock()
 
 
 def routes() -> list[Route]:
+    """`/nuggets`, then `/nuggets/QID` (GET), `/nuggets/QID/add|merge` (POST), `/nuggets/QID/NID/history`
+    (GET) and `/nuggets/QID/NID/ACTION` (POST), each id one percent-encoded path segment."""
     return [
         Route("/nuggets", topics_page, methods=["GET"]),
-        Route("/nuggets/{qid}", topic_page, methods=["GET"]),
-        Route("/nuggets/{qid}/add", add_post, methods=["POST"]),
-        Route("/nuggets/{qid}/merge", merge_post, methods=["POST"]),
-        Route("/nuggets/{qid}/{nid}/history", history_page, methods=["GET"]),
-        Route("/nuggets/{qid}/{nid}/{action}", nugget_post, methods=["POST"]),
+        Route("/nuggets/{rest:path}", _get, methods=["GET"]),
+        Route("/nuggets/{rest:path}", _post, methods=["POST"]),
     ]
+
+
+def _segments(request: Request) -> list[str]:
+    """The ids after /nuggets/, decoded one segment at a time (the router decodes %2F into a separator)."""
+    raw = request.scope.get("raw_path") or request.url.path.encode()
+    parts = raw.decode("ascii", "replace").split("/")[2:]
+    if not parts or any(not p for p in parts):
+        raise HTTPException(404)
+    return [unquote(p) for p in parts]
+
+
+async def _get(request: Request) -> Response:
+    parts = _segments(request)
+    if len(parts) == 1:
+        return await run_in_threadpool(topic_page, request, parts[0])
+    if len(parts) == 3 and parts[2] == "history":
+        return await run_in_threadpool(history_page, request, parts[0], parts[1])
+    raise HTTPException(404)
+
+
+async def _post(request: Request) -> Response:
+    parts = _segments(request)
+    if len(parts) == 2 and parts[1] in ("add", "merge"):
+        return await (add_post if parts[1] == "add" else merge_post)(request, parts[0])
+    if len(parts) == 3:
+        return await nugget_post(request, *parts)
+    raise HTTPException(404)
 
 
 # ---- the store, URLs, messages ----
 
-def store(bench: web.Bench):
-    """The bench's NuggetStore, made on first use (it works through the workspace's per-thread connections)."""
-    with _store_lock:
-        if bench.nugget_store is None:
-            from trecbench.nuggets.store import NuggetStore
-
-            bench.nugget_store = NuggetStore(bench.ws)
-        return bench.nugget_store
+def store(bench: Bench):
+    """The bench's NuggetStore (it works through the workspace's per-thread connections)."""
+    return bench.nugget_store()
 
 
 def topic_url(qid: str, nid: str | None = None) -> str:
     return f"/nuggets/{quote(qid, safe='')}" + (f"#n-{quote(nid, safe='')}" if nid else "")
+
+
+def link_url(qid: str, nid: str) -> str:
+    """The topic page with the nugget's form for linking documents open (one nugget's at a time: a topic
+    with hundreds of relevant documents and dozens of nuggets would list them thousands of times)."""
+    return f"{topic_url(qid)}?{urlencode({'link': nid})}#n-{quote(nid, safe='')}"
 
 
 def nugget_url(qid: str, nid: str, what: str) -> str:
@@ -104,17 +140,15 @@ class TopicRow:
 
 
 def topics_page(request: Request) -> Response:
-    bench = web._bench(request)
-    web._me(request)
-    by_topic = store(bench).topics()
+    bench = bench_of(request)
+    me(request)
+    counts = {qid: (total, vital, approved) for qid, total, vital, approved in queries.nugget_counts(bench.ws)}
     texts = dict(bench.ws.connection().execute("SELECT qid, text FROM topics").fetchall())
     rows = []
-    for qid in sorted(set(texts) | set(by_topic), key=queries._topic_order):
-        ns = by_topic.get(qid, [])
+    for qid in sorted(set(texts) | set(counts), key=queries._topic_order):
         text = texts[qid] if qid in texts else store(bench).query(qid) or ""  # a topic only a nuggets file had
-        rows.append(TopicRow(qid, text, len(ns), sum(n.importance == "vital" for n in ns),
-                             sum(n.status == "approved" for n in ns)))
-    return web.render(request, "nuggets_topics.html", rows=rows, topic_url=topic_url)
+        rows.append(TopicRow(qid, text, *counts.get(qid, (0, 0, 0))))
+    return render(request, "nuggets_topics.html", rows=rows, topic_url=topic_url)
 
 
 @dataclass(frozen=True)
@@ -127,30 +161,38 @@ class DocView:
     missing: str | None
 
 
-def topic_page(request: Request) -> Response:
-    bench = web._bench(request)
-    web._me(request)
-    qid = request.path_params["qid"]
+def topic_page(request: Request, qid: str) -> Response:
+    bench = bench_of(request)
+    me(request)
     nuggets = store(bench).topic(qid)
     if not nuggets and not queries.known_topic(bench.ws, qid):
         raise HTTPException(404, f"no topic {qid!r}")
-    from trecbench.nuggets.store import relevant_by_topic
-
     topic = _topic(bench, qid)
     terms = query_terms(topic[0]) if topic else []
-    docs = []
-    for docid, grade in relevant_by_topic(bench.ws).get(qid, []):
+    docs = _documents(bench, qid, terms)
+    return render(request, "nuggets_topic.html", qid=qid, topic=topic, nuggets=nuggets, docs=docs,
+                  linking=request.query_params.get("link"), link_url=link_url, relevant={d.docid for d in docs},
+                  importance=IMPORTANCE, flash=request.session.pop("flash", None), nugget_url=nugget_url,
+                  topic_url=topic_url, when=when)
+
+
+def _documents(bench: Bench, qid: str, terms: list[str]) -> list[DocView]:
+    """The topic's judged-relevant documents as the page shows them (read from the corpus, words marked);
+    each is kept until its grade, the corpus file or the topic's words change, so a page after a new
+    judgment reads one document, not all of them again."""
+    stamp, words = bench.corpus_version(), tuple(terms)
+
+    def view(docid: str, grade: int) -> DocView:
         doc, missing = bench.document(docid)
         text = doc.text if doc else ""
-        docs.append(DocView(docid, grade, doc.title if doc else None, highlight(text, terms) if doc else None,
-                            _short(" ".join(text.split()), SNIPPET), missing))
-    return web.render(request, "nuggets_topic.html", qid=qid, topic=topic, nuggets=nuggets, docs=docs,
-                      relevant={d.docid for d in docs}, importance=IMPORTANCE,
-                      flash=request.session.pop("flash", None), nugget_url=nugget_url, topic_url=topic_url,
-                      when=when)
+        return DocView(docid, grade, doc.title if doc else None, highlight(text, terms) if doc else None,
+                       _short(" ".join(text.split()), SNIPPET), missing)
+
+    return [bench.memo(("document", qid, docid), (grade, stamp, words), functools.partial(view, docid, grade))
+            for docid, grade in bench.relevant(qid)]
 
 
-def _topic(bench: web.Bench, qid: str) -> tuple[str, str | None] | None:
+def _topic(bench: Bench, qid: str) -> tuple[str, str | None] | None:
     """(text, narrative) of the workspace's topic, else the query a nuggets file gave, else None."""
     found = queries.topic_text(bench.ws, qid)
     if found is None:
@@ -178,10 +220,9 @@ class VersionView:
     changes: list[Change]
 
 
-def history_page(request: Request) -> Response:
-    bench = web._bench(request)
-    web._me(request)
-    qid, nid = request.path_params["qid"], request.path_params["nid"]
+def history_page(request: Request, qid: str, nid: str) -> Response:
+    bench = bench_of(request)
+    me(request)
     nuggets = store(bench)
     try:
         versions = nuggets.history(nid)
@@ -194,7 +235,7 @@ def history_page(request: Request) -> Response:
     if not versions or _qid_of(current, versions) != qid:
         raise HTTPException(404, f"topic {qid!r} has no nugget {nid!r}")
     latest = versions[-1]
-    return web.render(request, "nuggets_history.html", qid=qid, nid=nid, current=current,
+    return render(request, "nuggets_history.html", qid=qid, nid=nid, current=current,
                       text=current.text if current else latest.snapshot.get("text", ""),
                       versions=lineage(nuggets, nid, versions), latest=latest, topic_url=topic_url,
                       nugget_url=nugget_url, when=when, topic=_topic(bench, qid), describe=describe)
@@ -350,64 +391,69 @@ def when(stamp: str) -> str:
 
 # ---- the posts ----
 
-async def add_post(request: Request) -> Response:
-    form = await web._checked_form(request)
-    bench, me, qid = web._bench(request), web._me(request), request.path_params["qid"]
+async def add_post(request: Request, qid: str) -> Response:
+    form = await checked_form(request)
+    bench, who = bench_of(request), me(request)
 
     def run() -> Outcome:
         if not store(bench).topic(qid) and not queries.known_topic(bench.ws, qid):
             raise HTTPException(404, f"no topic {qid!r}")
         text, importance = _text(form), _importance(form)
-        made = store(bench).add(qid, text, importance, author=me)
+        made = store(bench).add(qid, text, importance, author=who)
         return Outcome(f"Added nugget {made.id}.", made.id)
 
     return await _answer(request, qid, run)
 
 
-async def merge_post(request: Request) -> Response:
-    form = await web._checked_form(request)
-    bench, me, qid = web._bench(request), web._me(request), request.path_params["qid"]
+async def merge_post(request: Request, qid: str) -> Response:
+    form = await checked_form(request)
+    bench, who = bench_of(request), me(request)
 
     def run() -> Outcome:
         ids = list(dict.fromkeys(str(v) for v in form.getlist("nid")))
         if len(ids) < 2:
             raise Refused("Tick two or more nuggets to merge them.")
         nuggets = store(bench)
-        for nid in ids:
-            if nuggets.get(nid).qid != qid:
-                raise KeyError(nid)
-        text = " ".join(str(form.get("text") or "").split()) or None
-        made = nuggets.merge(ids, author=me, text=text)
+        with bench.ws.transaction():  # the versions are checked in the transaction that merges
+            for nid in ids:
+                current = nuggets.get(nid)
+                if current.qid != qid:
+                    raise KeyError(nid)
+                _fresh(form, current.version, current.updated_by, current.updated_at, nid, f"version-{nid}")
+            text = " ".join((field(form, "text") or "").split()) or None
+            made = nuggets.merge(ids, author=who, text=text)
         return Outcome(f"Merged {', '.join(ids)} into {made.id}.", made.id)
 
     return await _answer(request, qid, run)
 
 
-async def nugget_post(request: Request) -> Response:
-    form = await web._checked_form(request)
-    bench, me = web._bench(request), web._me(request)
-    qid, nid, action = (request.path_params[k] for k in ("qid", "nid", "action"))
+async def nugget_post(request: Request, qid: str, nid: str, action: str) -> Response:
+    form = await checked_form(request)
+    bench, who = bench_of(request), me(request)
     handler = ACTIONS.get(action)
     if handler is None:
         raise HTTPException(404, f"no action {action!r}")
 
     def run() -> Outcome:
         nuggets = store(bench)
-        if action == "undo":  # a deleted nugget has no current state, only its history
-            versions = nuggets.history(nid)
-            try:
+        # compare-and-set: the version the form was made from is checked in the transaction that writes,
+        # so of several saves made from one version exactly one is made
+        with bench.ws.transaction():
+            if action == "undo":  # a deleted nugget has no current state, only its history
+                versions = nuggets.history(nid)
+                try:
+                    current = nuggets.get(nid)
+                except KeyError:
+                    current = None
+                if not versions or _qid_of(current, versions) != qid:
+                    raise KeyError(nid)
+                _fresh(form, versions[-1].version, versions[-1].author, versions[-1].created_at, nid)
+            else:
                 current = nuggets.get(nid)
-            except KeyError:
-                current = None
-            if not versions or _qid_of(current, versions) != qid:
-                raise KeyError(nid)
-            _fresh(form, versions[-1].version, versions[-1].author, versions[-1].created_at, nid)
-        else:
-            current = nuggets.get(nid)
-            if current.qid != qid:
-                raise KeyError(nid)
-            _fresh(form, current.version, current.updated_by, current.updated_at, nid)
-        return handler(bench, nuggets, current, nid, form, me)
+                if current.qid != qid:
+                    raise KeyError(nid)
+                _fresh(form, current.version, current.updated_by, current.updated_at, nid)
+            return handler(bench, nuggets, current, nid, form, who)
 
     return await _answer(request, qid, run, anchor=nid)
 
@@ -419,12 +465,16 @@ async def _answer(request: Request, qid: str, run: Callable[[], Outcome], anchor
     except (Refused, LookupError, ValueError, InputError) as e:  # LookupError: KeyError, IndexError
         outcome = Outcome(_why(e), anchor, error=True)
     _flash(request, outcome)
-    return web._redirect(topic_url(qid, outcome.anchor))
+    return redirect(topic_url(qid, outcome.anchor))
 
 
-def _fresh(form, version: int, by: str, at: str, nid: str) -> None:
-    sent = form.get("version")
-    if sent is not None and str(sent) != str(version):
+def _fresh(form, version: int, by: str, at: str, nid: str, name: str = "version") -> None:
+    """Refuse the change unless the form says it was made from the nugget's current version."""
+    sent = field(form, name)
+    if sent is None:
+        raise Refused(f"The form does not say which version of nugget {nid} it was made from; nothing was done. "
+                      "Reload the page and redo your change.")
+    if sent != str(version):
         raise Refused(f"Nugget {nid} was changed by {by} at {when(at)} after you opened the page (it is now "
                       f"version {version}); nothing was done. Look at it again and redo your change.")
 
@@ -445,35 +495,35 @@ def _importance(form) -> str:
 
 # Each action: (bench, store, current nugget or None, nugget id, form, assessor) -> Outcome.
 
-def _edit(bench, nuggets, current, nid, form, me) -> Outcome:
+def _edit(bench, nuggets, current, nid, form, who) -> Outcome:
     text, importance = _text(form), _importance(form)
     changed = {k: v for k, v in (("text", text), ("importance", importance)) if v != getattr(current, k)}
     if not changed:
         return Outcome(f"Nugget {nid} is unchanged.", nid)
-    nuggets.edit(nid, author=me, **changed)
+    nuggets.edit(nid, author=who, **changed)
     return Outcome(f"Saved nugget {nid}.", nid)
 
 
-def _approve(bench, nuggets, current, nid, form, me) -> Outcome:
-    nuggets.approve(nid, author=me)
+def _approve(bench, nuggets, current, nid, form, who) -> Outcome:
+    nuggets.approve(nid, author=who)
     return Outcome(f"Approved nugget {nid}.", nid)
 
 
-def _delete(bench, nuggets, current, nid, form, me) -> Outcome:
-    nuggets.delete(nid, author=me)
+def _delete(bench, nuggets, current, nid, form, who) -> Outcome:
+    nuggets.delete(nid, author=who)
     return Outcome(f"Deleted nugget {nid} ({_short(current.text)}). Its history, with undo, stays:",
                    None, href=nugget_url(current.qid, nid, "history"))
 
 
-def _split(bench, nuggets, current, nid, form, me) -> Outcome:
+def _split(bench, nuggets, current, nid, form, who) -> Outcome:
     texts = [" ".join(line.split()) for line in str(form.get("texts") or "").splitlines() if line.strip()]
     if len(texts) < 2:
         raise Refused("Write two or more lines to split a nugget: one line per new nugget.")
-    made = nuggets.split(nid, texts, author=me)
+    made = nuggets.split(nid, texts, author=who)
     return Outcome(f"Split nugget {nid} into {', '.join(n.id for n in made)}.", made[0].id if made else None)
 
 
-def _move(bench, nuggets, current, nid, form, me) -> Outcome:
+def _move(bench, nuggets, current, nid, form, who) -> Outcome:
     step = {"up": -1, "down": 1}.get(str(form.get("direction")))
     if step is None:
         raise Refused("Move a nugget up or down.")
@@ -483,40 +533,40 @@ def _move(bench, nuggets, current, nid, form, me) -> Outcome:
     if not 0 <= j < len(order):
         return Outcome(f"Nugget {nid} is already {'first' if step < 0 else 'last'}.", nid)
     order[i], order[j] = order[j], order[i]
-    nuggets.reorder(current.qid, order, author=me)
+    nuggets.reorder(current.qid, order, author=who)
     return Outcome(f"Moved nugget {nid} {'up' if step < 0 else 'down'}.", nid)
 
 
-def _link(bench, nuggets, current, nid, form, me) -> Outcome:
-    from trecbench.nuggets.store import relevant_documents
-
+def _link(bench, nuggets, current, nid, form, who) -> Outcome:
     docids = list(dict.fromkeys(str(d) for d in form.getlist("docid")))
     if not docids:
         raise Refused("Tick one document (it supports the nugget alone) or several (they support it together).")
-    relevant = set(relevant_documents(bench.ws, current.qid))
+    relevant = {docid for docid, _ in bench.relevant(current.qid)}
     outside = [d for d in docids if d not in relevant]
     if outside:
         raise Refused(f"Only documents judged relevant to topic {current.qid} can support its nuggets, "
                       f"not {', '.join(outside)}.")
-    nuggets.link(nid, docids, author=me)
+    nuggets.link(nid, docids, author=who)
     together = " together" if len(docids) > 1 else ""
     return Outcome(f"Linked [{' + '.join(docids)}] to nugget {nid}: they support it{together}.", nid)
 
 
-def _unlink(bench, nuggets, current, nid, form, me) -> Outcome:
+def _unlink(bench, nuggets, current, nid, form, who) -> Outcome:
     try:
         alternative = int(str(form.get("alternative")))
     except ValueError:
         raise Refused("Choose the documents to unlink.") from None
-    if not 0 <= alternative < len(current.support):
-        raise Refused(f"Nugget {nid} has no support alternative #{alternative + 1}.")
+    count = len(current.support)
+    if not 0 <= alternative < count:
+        have = f"its {count} are numbered 0 to {count - 1}" if count else "it has none"
+        raise Refused(f"Nugget {nid} has no support alternative {alternative} ({have}); nothing was unlinked.")
     gone = support_text([current.support[alternative]])
-    nuggets.unlink(nid, alternative, author=me)
+    nuggets.unlink(nid, alternative, author=who)
     return Outcome(f"Unlinked {gone} from nugget {nid}.", nid)
 
 
-def _undo(bench, nuggets, current, nid, form, me) -> Outcome:
-    nuggets.undo(nid, author=me)
+def _undo(bench, nuggets, current, nid, form, who) -> Outcome:
+    nuggets.undo(nid, author=who)
     try:
         nuggets.get(nid)
     except KeyError:  # undoing its creation (or a merge that made it) deletes it

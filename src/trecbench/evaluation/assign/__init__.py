@@ -120,7 +120,7 @@ def read_assignments(path: PathLike, *, run_id: str | None = None) -> list[Topic
     takes `run_id` (default: the file's name without extension). An assignment of "failed" marks
     the topic incomplete. Raises InputError listing every problem.
     """
-    from trecbench._lines import iter_json_objects
+    from trecbench._lines import iter_json_objects, json_id
 
     where = str(path)
     default_run = run_id or Path(path).name.split(".")[0]
@@ -132,10 +132,10 @@ def read_assignments(path: PathLike, *, run_id: str | None = None) -> list[Topic
             problems.append(Problem(where, number, error))
             continue
         qid = record.get("qid", record.get("topic_id"))
-        if isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
+        qid = json_id(qid)
+        if qid is None:
             problems.append(Problem(where, number, "missing or empty 'qid'"))
             continue
-        qid = str(qid).strip()
         run = record.get("run_id", default_run)
         run = str(run).strip() if isinstance(run, (str, int)) and str(run).strip() else default_run
         items = record.get("nuggets")

@@ -127,13 +127,13 @@ def _iprec_values(d: Derived, points, version: int) -> list[np.ndarray]:
 
 
 def _iprec_at_recall(d: Derived, points) -> list[Output]:
-    values = _iprec_values(d, points, d.__dict__.get("version", 9))
+    values = _iprec_values(d, points, d.version)
     return [Output(f"iprec_at_recall_{p:3.2f}", v) for p, v in zip(points, values)]
 
 
 def _11pt_avg(d: Derived, params: RawParams) -> list[Output]:
     points = params.values
-    values = _iprec_values(d, points, d.__dict__.get("version", 9))
+    values = _iprec_values(d, points, d.version)
     total = np.zeros(len(d.r.qids))
     for v in reversed(values):  # trec_eval adds from the highest recall point down
         total = total + v

@@ -165,9 +165,10 @@ def log2_table(n: int) -> np.ndarray:
 class Derived:
     """Arrays several measures need, computed once per run and cached."""
 
-    def __init__(self, r: Rankings):
+    def __init__(self, r: Rankings, version: int = 9):
         self.r = r
         self.level = r.rel_level
+        self.version = version  # the trec_eval version whose semantics apply (9 or 10)
 
     @cached_property
     def rel(self) -> np.ndarray:
@@ -218,11 +219,6 @@ class Derived:
         col = np.clip(k, 1, self.r.depth) - 1
         out = matrix[np.arange(n), col]
         return np.where(k > 0, out, 0)
-
-    @cached_property
-    def log2_rank_plus_1(self) -> np.ndarray:
-        """log2(rank + 1) for rank 1..depth, i.e. log2(i + 2) for 0-based i."""
-        return log2_table(self.r.depth + 1)[2:]
 
     def gains(self, pairs: dict[str, float] | None = None) -> "Gains":
         key = tuple(sorted((pairs or {}).items()))

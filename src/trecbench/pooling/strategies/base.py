@@ -26,6 +26,8 @@ class Strategy(ABC):
     name: ClassVar[str]
     adaptive: ClassVar[bool] = False
     citation: ClassVar[str] = ""
+    summary: ClassVar[str] = ""  # a few words for the CLI's help
+    param_help: ClassVar[dict[str, str]] = {}  # parameter -> what it means (the CLI's --NAME-PARAM help)
 
     @abstractmethod
     def start(self, runs: Mapping[str, Sequence[str]], topic: str) -> None:

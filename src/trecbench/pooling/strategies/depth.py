@@ -17,5 +17,6 @@ class Depth(StaticStrategy):
     """
 
     name = "depth"
+    summary = "TREC depth-k union"
     citation = ("K. Spärck Jones and C. J. van Rijsbergen. Report on the need for and provision of an 'ideal' "
                 "information retrieval test collection. 1975; D. Harman. Overview of the first TREC conference. 1993.")

@@ -21,6 +21,7 @@ class MaxMean(Strategy):
     """
 
     name = "maxmean"
+    summary = "adaptive, the run with the best mean so far"
     adaptive = True
     citation = ("D. E. Losada, J. Parapar and A. Barreiro. Feeling lucky? Multi-armed bandits for ordering judgements "
                 "in pooling-based evaluation. SAC 2016; Multi-armed bandits for adjudicating documents in "

@@ -20,6 +20,7 @@ class MoveToFront(Strategy):
     """
 
     name = "mtf"
+    summary = "adaptive, move-to-front"
     adaptive = True
     citation = ("G. V. Cormack, C. R. Palmer and C. L. A. Clarke. Efficient construction of large test "
                 "collections. SIGIR 1998.")

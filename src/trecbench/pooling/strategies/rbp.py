@@ -21,6 +21,8 @@ class RankBiasedPrecision(StaticStrategy):
 
     p: float = 0.8
     name = "rbp"
+    summary = "by fused score (rank-biased precision weight)"
+    param_help = {"p": "Persistence p of rbp: weight (1-p)p^(rank-1)."}
     citation = ("A. Moffat, W. Webber and J. Zobel. Strategic system comparisons via targeted relevance judgments. "
                 "SIGIR 2007.")
 

@@ -19,6 +19,8 @@ class ReciprocalRankFusion(StaticStrategy):
 
     k: float = 60.0
     name = "rrf"
+    summary = "by fused score (reciprocal rank fusion)"
+    param_help = {"k": "k of rrf: 1/(k+rank)."}
     citation = ("G. V. Cormack, C. L. A. Clarke and S. Büttcher. Reciprocal rank fusion outperforms Condorcet and "
                 "individual rank learning methods. SIGIR 2009.")
 

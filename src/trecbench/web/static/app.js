@@ -1,4 +1,5 @@
-// Keyboard shortcuts of the judging page: 0-3 grade the document (and move on), n / p next / previous.
+// Keyboard shortcuts of the judging page: 0-3 grade the document (and move on), n / p next / previous
+// (buttons of a form: moving to a pair is a post, as it leases the pair).
 "use strict";
 
 document.addEventListener("keydown", (event) => {
@@ -14,10 +15,10 @@ document.addEventListener("keydown", (event) => {
     }
     event.preventDefault();
   } else if (event.key === "n" || event.key === "p") {
-    const link = document.getElementById(event.key === "n" ? "next" : "prev");
-    if (link) {
+    const button = document.getElementById(event.key === "n" ? "next" : "prev");
+    if (button) {
       event.preventDefault();
-      window.location.assign(link.href);
+      button.click(); // a post: going to a pair leases it
     }
   }
 });

@@ -1,0 +1,32 @@
+"""The judged-relevant documents of each topic, from the workspace's qrels: what drafters read and what people
+choose a nugget's support from."""
+from __future__ import annotations
+
+from trecbench.store.workspace import Workspace
+
+
+# The grade a judged document needs to be drafted from (nuggetizer's --min-judgment default is 2 as well):
+# on trecbench's 0-3 scale, 1 means "related, does not answer the question".
+DRAFT_MIN_GRADE = 2
+
+
+def relevant_by_topic(ws: Workspace, min_grade: int = 1, *, qid: str | None = None) -> dict[str, list[tuple[str, int]]]:
+    """{qid: [(docid, grade), ...]} of the judged-relevant documents (grade >= min_grade), grade descending
+    then docid, from the workspace's qrels (`trecbench.workspace_qrels`); with `qid`, of that topic only
+    (reading only its judgments). A duplicate whose grade was propagated is left out: its text is its
+    listed twin's."""
+    from trecbench.qrels.select import workspace_qrels
+
+    qrels = workspace_qrels(ws, qid=qid).qrels
+    grades = qrels[qrels["propagated_from"].isna() & (qrels["relevance"] >= min_grade)]
+    out: dict[str, list[tuple[str, int]]] = {}
+    for topic, docid, grade in sorted(zip(grades["query_id"], grades["doc_id"], grades["relevance"]),
+                                    key=lambda r: (str(r[0]), -int(r[2]), str(r[1]))):
+        out.setdefault(str(topic), []).append((str(docid), int(grade)))
+    return out
+
+
+def relevant_documents(ws: Workspace, qid: str, min_grade: int = 1) -> list[str]:
+    """The topic's judged-relevant docids (grade >= min_grade), grade descending then docid: the documents
+    a person chooses support from."""
+    return [d for d, _ in relevant_by_topic(ws, min_grade, qid=str(qid)).get(str(qid), [])]

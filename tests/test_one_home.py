@@ -1,0 +1,82 @@
+"""Rules that exist once: the modules that need them share one object instead of keeping copies."""
+from __future__ import annotations
+
+import pytest
+
+
+def test_one_stopword_list_for_drafting_matching_and_highlighting():
+    from trecbench.evaluation import textmatch
+    from trecbench.nuggets import draft_extractive
+    from trecbench.web import highlight
+
+    assert draft_extractive.STOPWORDS is textmatch.STOPWORDS is highlight.STOPWORDS
+    assert {"the", "explain", "please"} <= textmatch.STOPWORDS
+
+
+@pytest.mark.parametrize("value, expected", [("d1", "d1"), (" d1 ", "d1"), (7, "7"), (True, None), ("", None),
+                                             ("  ", None), (None, None), (1.5, None), (["d1"], None)])
+def test_one_json_id_rule_for_every_reader(value, expected):
+    from trecbench._lines import json_id
+
+    assert json_id(value) == expected
+
+
+def test_a_boolean_id_is_refused_by_the_topic_corpus_and_nugget_readers(tmp_path):
+    from trecbench import InputError, read_nuggets, read_topics
+    from trecbench.corpus import open_corpus
+
+    (tmp_path / "t.jsonl").write_text('{"qid": true, "text": "q"}\n')
+    (tmp_path / "c.jsonl").write_text('{"id": true, "contents": "x"}\n')
+    (tmp_path / "n.jsonl").write_text('{"qid": true, "nuggets": [{"text": "a fact"}]}\n')
+    for read in (lambda: read_topics(tmp_path / "t.jsonl"), lambda: open_corpus(tmp_path / "c.jsonl"),
+                 lambda: read_nuggets(tmp_path / "n.jsonl")):
+        with pytest.raises(InputError):
+            read()
+
+
+def test_propagation_has_one_home():
+    import trecbench.pooling
+    from trecbench.pooling.pool import Pool
+
+    assert not hasattr(Pool, "propagate") and "propagate" not in trecbench.pooling.__all__
+
+
+def test_run_scores_declare_their_name_and_path(tmp_path):
+    from dataclasses import fields
+
+    from trecbench import score_runs
+    from trecbench.evaluation.engine import RunScores
+
+    assert {"name", "path"} <= {f.name for f in fields(RunScores)}
+    (tmp_path / "q.txt").write_text("1 0 d1 1\n")
+    (tmp_path / "a.txt").write_text("1 Q0 d1 1 2 same\n")
+    (tmp_path / "b.txt").write_text("1 Q0 d1 1 2 same\n")
+    a, b = score_runs(tmp_path / "q.txt", [tmp_path / "a.txt", tmp_path / "b.txt"], ["P@1"])
+    assert (a.path, a.shown, b.shown) == (str(tmp_path / "a.txt"), str(tmp_path / "a.txt"), str(tmp_path / "b.txt"))
+
+
+def test_the_trec_eval_version_is_a_declared_attribute_of_derived_arrays():
+    import inspect
+
+    from trecbench.evaluation.measures.base import Derived
+
+    assert "version" in inspect.signature(Derived).parameters
+
+
+def test_the_judging_session_does_not_import_the_pool_module():
+    import ast
+    import inspect
+
+    import trecbench.pooling.session as session
+
+    imported = {node.module for node in ast.walk(ast.parse(inspect.getsource(session)))
+                if isinstance(node, ast.ImportFrom)}
+    assert "trecbench.pooling.pool" not in imported
+
+
+def test_the_nugget_store_keeps_editing_apart_from_undo_import_and_relevant_documents():
+    from trecbench.nuggets import history, imports, relevant, store
+
+    assert not hasattr(store, "relevant_by_topic") and hasattr(relevant, "relevant_by_topic")
+    assert not hasattr(store.NuggetStore, "_import_topic") and hasattr(imports, "import_topic")
+    assert not hasattr(store.NuggetStore, "_restore") and hasattr(history, "restore")

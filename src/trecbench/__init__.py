@@ -60,6 +60,8 @@ _EXPORTS = {
     "LLM": "trecbench.llm",
     "Budget": "trecbench.llm",
     "draft_nuggets": "trecbench.nuggets.run",
+    "draw_sample": "trecbench.qrels.validate",
+    "validate_judges": "trecbench.qrels.validate",
     "workspace_qrels": "trecbench.qrels.select",
     "import_qrels": "trecbench.qrels.imports",
     "WorkspaceQrels": "trecbench.qrels.select",

@@ -38,7 +38,7 @@ class PromptParam(click.ParamType):
 @click.option("-w", "--workspace", required=True, type=click.Path(file_okay=False), help="Bench workspace.")
 @model_options(temperature_help="Sampling temperature (default 0; 0.7 when --samples > 1).")
 @click.option("--prompt", default=None, type=PromptParam(),
-              help="Built-in prompt name (graded-0-3) or a UTF-8 text file of instructions.")
+              help="Built-in prompt name (graded-0-3, multi-criteria) or a UTF-8 text file of instructions.")
 @click.option("--batch", default=1, show_default=True, type=click.IntRange(1, 50), help="Passages per call.")
 @click.option("--samples", default=1, show_default=True, type=click.IntRange(1, 15),
               help="Calls per batch; the grade is their majority (a tie goes to the lower grade).")
@@ -125,3 +125,8 @@ def _describe_batches(b) -> str:
     if b.waiting_docs:
         lines.append(f"{b.waiting_docs} documents wait for a batch: run the same command again to collect it")
     return "\n".join(lines) if lines else "no provider batch to collect or submit"
+
+
+from trecbench.cli.judge_validate import validate as _validate  # noqa: E402
+
+judge.add_command(_validate)

@@ -140,7 +140,7 @@ def test_collect_alone_submits_nothing(bench, llm_server, cli_run):
 def test_a_provider_without_batches_and_bad_combinations_are_refused(bench, llm_server, cli_run):
     r = cli_run("judge", "llm", "-w", bench, "--model", "ollama/llama3.1", "--api-base", llm_server.base_url,
                 "--quiet", "--provider-batch")
-    assert r.exit_code == 1 and "provider batches are supported for OpenAI" in r.output
+    assert r.exit_code == 2 and "provider batches are supported for OpenAI" in r.output  # bad input: exit 2
     r = cli_run(*judge_args(bench, llm_server, "--provider-batch", "--dry-run"))
     assert r.exit_code == 2 and "not with an adaptive pool" in r.output
     assert not llm_server.batches and not llm_server.requests

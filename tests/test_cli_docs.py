@@ -8,7 +8,10 @@ import pytest
 
 from trecbench.cli import COMMANDS, cli
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+# the guides: README.md and docs/*.md, but not the generated reference, which lists every command anyway
+GUIDES = README + "".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "cli.md")
 
 
 def _commands():
@@ -23,9 +26,14 @@ def _commands():
 
 
 @pytest.mark.parametrize("name,command", list(_commands()), ids=lambda x: x if isinstance(x, str) else "")
-def test_every_command_has_an_example_and_is_in_the_readme(name, command):
+def test_every_command_has_an_example_and_is_shown_in_a_guide(name, command):
     assert "Example:" in (command.help or ""), f"`trecbench {name} --help` has no Example: block"
-    assert f"trecbench {name}" in README, f"`trecbench {name}` is not shown in README.md"
+    assert f"trecbench {name}" in GUIDES, f"`trecbench {name}` is not shown in README.md or docs/*.md"
+
+
+def test_the_readme_links_every_guide():
+    for guide in sorted((ROOT / "docs").glob("*.md")):
+        assert f"docs/{guide.name}" in README, f"README.md does not link docs/{guide.name}"
 
 
 def test_help_lists_every_command_group(cli_run):

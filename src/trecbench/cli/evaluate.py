@@ -1,6 +1,7 @@
 """`trecbench eval ...`: scoring commands."""
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -59,10 +60,12 @@ def eval_group() -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write to this file instead of standard output.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Runs scored at the same time. Default: one per core (at most 8).")
 @click.option("--against", type=click.Path(dir_okay=False), default=None,
               help="A saved trec_eval -q output: list every (measure, topic) whose value differs; exit 1 if any.")
 def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_topics, trec_eval_version,
-              judged_only, judged_k, judged_threshold, fmt, output, quiet, against) -> None:
+              judged_only, judged_k, judged_threshold, fmt, output, quiet, threads, against) -> None:
     """Score RUN files against --qrels with trec_eval's numbers.
 
     Several runs give one table, a row per run. --format trec_eval prints, for each run, exactly
@@ -76,6 +79,8 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
       trecbench eval retrieval --qrels qrels.txt bm25.txt -m all_trec -q --format trec_eval
       trecbench eval retrieval --qrels qrels.txt bm25.txt -m all_trec --against bm25.trec_eval.txt
     """
+    # Scoring uses no BLAS; starting OpenBLAS's threads costs more CPU than scoring a small run.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from trecbench.evaluation import output as out
     from trecbench.evaluation.names import MeasureError
     from trecbench.evaluation.retrieval import DEFAULT_MEASURES, low_judged, score_runs
@@ -100,7 +105,7 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
         results = score_runs(qrels_path, list(runs), measures, rel_level=rel_level, depth=depth,
                              missing_topics=missing_topics, trec_eval_version=version, judged_only=judged_only,
                              on_run_done=(lambda: bar.update(1)) if bar is not None else None, notes=notes,
-                             judged_k=judged_k if judged_threshold > 0 else None)
+                             judged_k=judged_k if judged_threshold > 0 else None, threads=threads)
     except MeasureError as e:
         raise click.BadParameter(str(e), param_hint="'-m'") from None
     finally:

@@ -3,13 +3,25 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from .measures import REGISTRY, TABLE_ORDER, Derived, Family
+from trecbench._columns import Ids
+
+from .measures import REGISTRY, TABLE_ORDER, Derived, Family, Output
 from .measures.base import DOUBLE, GEOMETRIC, LONG, MEAN, MIN_GEO_MEAN, NONE, NUM_Q, RUNID, STRING, SUM
-from .rankings import NONPOOL, PAD, QrelsTable, Rankings, form_rankings, qrels_table
+from .rankings import (
+    NONPOOL,
+    PAD,
+    SLICE_LINES,
+    QrelsTable,
+    Rankings,
+    form_rankings,
+    qrels_table,
+    run_columns,
+    topic_slices,
+)
 
 
 @dataclass(frozen=True)
@@ -73,8 +85,8 @@ def _summarise(family: Family, values: np.ndarray, kind: str, n_topics: int) -> 
 
 
 def score_run(
-    run: pd.DataFrame,
-    qrels: pd.DataFrame | QrelsTable,
+    run: Any,
+    qrels: Any,
     requests: list[Request],
     *,
     rel_level: int = 1,
@@ -84,16 +96,20 @@ def score_run(
     runid: str | None = None,
     tables: dict[int, QrelsTable] | None = None,
     judged_only: bool = False,
+    slice_lines: int = SLICE_LINES,
 ) -> RunScores:
-    """Compute every requested measure for one run; see `trecbench.evaluate` for the options."""
+    """Compute every requested measure for one run; see `trecbench.evaluate` for the options.
+
+    `run`: RunColumns or a DataFrame; `qrels`: QrelsColumns, a DataFrame or a QrelsTable. Runs longer
+    than `slice_lines` are ranked and measured in blocks of whole topics (same numbers, less memory).
+    """
     tables = tables if tables is not None else {}
-    runid = runid or str(run.attrs.get("runid", "run"))
+    run = run_columns(run)
+    runid = runid or str(run.runid if run.runid is not None else "run")
     asked = {id(r): i for i, r in enumerate(requests)}
     ordered = sorted(requests, key=lambda r: (TABLE_ORDER.index(r.family) if r.family in TABLE_ORDER
                                               else len(TABLE_ORDER)))
     levels = sorted({r.rel_level if r.rel_level is not None else rel_level for r in ordered})
-    derived: dict[int, Derived] = {}
-    base_table = None
     for level in levels:
         if level not in tables:
             if isinstance(qrels, QrelsTable):
@@ -102,15 +118,34 @@ def score_run(
                 tables[level] = qrels
             else:
                 tables[level] = qrels_table(qrels, level)
-        rk = form_rankings(run, tables[level], depth=depth, float32_scores=(version < 10),
-                           keep_docids=any(r.extra for r in ordered))
-        d = Derived(condensed(rk) if judged_only else rk, version)
-        derived[level] = d
-        base_table = base_table or tables[level]
-    first = derived[levels[0]]
-    evaluated = list(first.r.qids)
-    all_qids = list(first.r.qrels.qids)
-    missing = [q for q in all_qids if q not in set(evaluated)]
+    for req in ordered:
+        family = REGISTRY.get(req.family)
+        if not req.extra and family is not None and version not in family.versions:
+            raise ValueError(f"{req.family} needs trec_eval version {' or '.join(map(str, family.versions))}")
+    base_table = tables[levels[0]]
+    computed = [r for r in ordered if r.extra or REGISTRY[r.family].summary not in (RUNID, NUM_Q)]
+    evaluated: list[str] = []
+    parts: dict[int, list[list]] = {id(r): [] for r in computed}  # per request: per slice, its outputs
+    # A large run is ranked and measured a block of topics at a time, so memory holds one block's matrices.
+    slices, unjudged = topic_slices(run, base_table, slice_lines)
+    for rows in slices:
+        derived: dict[int, Derived] = {}
+        for level in levels:
+            rk = form_rankings(run, tables[level], depth=depth, float32_scores=(version < 10),
+                               keep_docids=any(r.extra for r in ordered), rows=rows)
+            derived[level] = Derived(condensed(rk) if judged_only else rk, version)
+        first_rk = derived[levels[0]].r
+        evaluated.extend(first_rk.qids.tolist())
+        if unjudged is None:
+            unjudged = rk.unjudged
+        for req in computed:
+            parts[id(req)].append(_outputs(derived[req.rel_level if req.rel_level is not None else rel_level], req))
+        del derived
+    path = run.path
+    del run  # the scores replace the run's columns
+    all_qids = list(base_table.qids)
+    evaluated_set = set(evaluated)
+    missing = [q for q in all_qids if q not in evaluated_set]
     # trec_eval 10 scores a missing topic under -c on a stand-in ranking (9 leaves its values at 0)
     empty = {level: _empty_derived(tables[level], missing, version, judged_only) for level in levels} \
         if version >= 10 and missing and missing_topics == "zero" else {}
@@ -121,8 +156,8 @@ def score_run(
         missing = [] if missing_topics == "skip" else missing
     n = len(topics)
     result = RunScores(runid, topics, missing if missing_topics == "zero" else [])
-    run_qids = pd.unique(run["query_id"].astype(str))
-    result.unjudged = sorted(set(run_qids) - set(all_qids))
+    result.path = path
+    result.unjudged = sorted(set(unjudged or []))
     position = np.searchsorted(np.asarray(topics, dtype=object).astype(str), np.asarray(evaluated, dtype=str)) \
         if evaluated else np.zeros(0, dtype=np.int64)
     missing_position = np.searchsorted(np.asarray(topics, dtype=object).astype(str), np.asarray(missing, dtype=str)) \
@@ -131,14 +166,10 @@ def score_run(
 
     for req in ordered:
         level = req.rel_level if req.rel_level is not None else rel_level
-        d = derived[level]
         if req.extra:
-            outputs = extra_outputs(d, req)
             family = Family(req.extra, "", lambda *_: [], lambda raw: None)
         else:
             family = REGISTRY[req.family]
-            if version not in family.versions:
-                raise ValueError(f"{req.family} needs trec_eval version {' or '.join(map(str, family.versions))}")
             if family.summary == RUNID:
                 result.scores.append(Score("runid", STRING, None, runid, False, True, "runid", req.label or "runid",
                                            asked[id(req)]))
@@ -149,7 +180,7 @@ def score_run(
                 result.scores.append(Score("num_q", LONG, ones, n, bool(req.label), True, "num_q",
                                            req.label or "num_q", asked[id(req)]))
                 continue
-            outputs = family.outputs(d, req.raw)
+        outputs = _joined(parts[id(req)])
         on_empty = (extra_outputs(empty[level], req) if req.extra else family.outputs(empty[level], req.raw)) \
             if empty else []
         for i_out, out in enumerate(outputs):
@@ -171,6 +202,22 @@ def score_run(
     return result
 
 
+def _outputs(d: Derived, req: Request) -> list[Output]:
+    if req.extra:
+        from .extras import extra_outputs  # measures outside trec_eval
+
+        return extra_outputs(d, req)
+    return REGISTRY[req.family].outputs(d, req.raw)
+
+
+def _joined(slices: list[list[Output]]) -> list[Output]:
+    """One request's outputs over all topic blocks: each output's values concatenated in topic order."""
+    if len(slices) == 1:
+        return slices[0]
+    return [Output(out.name, np.concatenate([s[i].values for s in slices]), out.kind)
+            for i, out in enumerate(slices[0])]
+
+
 def condensed(r: Rankings) -> Rankings:
     """The rankings without the documents the qrels do not grade (>= 0), in the same order (trec_eval -J)."""
     keep = r.rel >= 0
@@ -189,7 +236,7 @@ def condensed(r: Rankings) -> Rankings:
 
 def _empty_derived(table: QrelsTable, missing: list[str], version: int, judged_only: bool) -> Derived:
     """What trec_eval 10 scores a missing topic on under -c: one document the qrels do not know."""
-    rows = np.asarray(table.qid_index.get_indexer(pd.Index(missing)), dtype=np.int64)
+    rows = table.topics.find(Ids.of(missing))
     m = len(missing)
     r = Rankings(table.qids[rows], np.full((m, 1), NONPOOL, dtype=np.int64), np.ones(m, dtype=np.int64),
                  np.full((m, 1), "", dtype=object), table, rows, table.rel_level)

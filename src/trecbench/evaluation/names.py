@@ -5,6 +5,8 @@ written; trec_eval names report under trec_eval's printed names (`ndcg_cut_10`).
 """
 from __future__ import annotations
 
+import re
+
 from .engine import Request
 from .measures import REGISTRY, SETS
 from .measures.base import no_params
@@ -90,7 +92,24 @@ def _printed_name(name: str) -> tuple[str, str] | None:
     return None
 
 
+# The common names, read without importing ir_measures (which costs more than scoring a small run).
+_PLAIN = re.compile(r"(AP|RR|nDCG|R|P)(?:@([1-9][0-9]*))?")
+_PLAIN_FAMILY = {("AP", False): "map", ("AP", True): "map_cut", ("RR", False): "recip_rank",
+                 ("nDCG", False): "ndcg", ("nDCG", True): "ndcg_cut", ("R", True): "recall", ("P", True): "P"}
+
+
+def _parse_plain(name: str) -> Request | None:
+    m = _PLAIN.fullmatch(name)
+    family = _PLAIN_FAMILY.get((m.group(1), m.group(2) is not None)) if m else None
+    if m is None or family is None:
+        return None
+    return Request(family, m.group(2), None, name)
+
+
 def _parse_ir_measures(name: str) -> Request:
+    plain = _parse_plain(name)
+    if plain is not None:
+        return plain
     import ir_measures
 
     try:

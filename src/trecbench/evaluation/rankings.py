@@ -8,14 +8,88 @@ every measure is a few vectorised operations over rows.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import io
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
-import pandas as pd
+
+from trecbench._columns import (
+    Dictionary,
+    Ids,
+    PairIndex,
+    has_repeats,
+    order_within,
+    last_line,
+    open_plain,
+    sort_order,
+    split_fields,
+)
 
 NONPOOL = -1
 UNJUDGED = -2
 PAD = -3
+
+
+class RunColumns(NamedTuple):
+    """A run as columns: topic and document ids, scores (file order), and its runid."""
+
+    qid: Ids
+    doc: Ids
+    score: np.ndarray  # float64
+    runid: str | None = None
+    path: str | None = None
+
+
+class QrelsColumns(NamedTuple):
+    """Qrels as columns: topic and document ids and grades (file order)."""
+
+    qid: Ids
+    doc: Ids
+    grade: np.ndarray  # int64
+
+
+def read_run_columns(path: Any, data: bytes | None = None) -> RunColumns:
+    """A run file as columns: a clean file straight from its bytes (`data`, if already read), else `read_run`'s."""
+    source = open_plain(path) if data is None else io.BytesIO(data)
+    if source is not None:
+        with source:
+            cols = split_fields(source, 6, ids=(0, 2), floats=(4,), comments=True)
+            if cols is not None and not has_repeats(cols[0], cols[2]):  # type: ignore[arg-type]
+                tag = last_line(source).split()[5].decode("utf-8")  # the runid trec_eval prints
+                return RunColumns(cols[0], cols[2], cols[4], tag, str(path))  # type: ignore[arg-type]
+    from trecbench.runs import read_run
+
+    return run_columns(read_run(path))
+
+
+def read_qrels_columns(path: Any) -> QrelsColumns:
+    """A qrels file as columns: a clean file straight from its bytes, else `read_qrels`'s."""
+    source = open_plain(path)
+    if source is not None:
+        with source:
+            cols = split_fields(source, 4, ids=(0, 2), ints=(3,), comments=True)
+        if cols is not None and not has_repeats(cols[0], cols[2]):  # type: ignore[arg-type]
+            return QrelsColumns(cols[0], cols[2], cols[3])  # type: ignore[arg-type]
+    from trecbench.qrels import read_qrels
+
+    return qrels_columns(read_qrels(path))
+
+
+def run_columns(run: Any) -> RunColumns:
+    """A run DataFrame (query_id, doc_id, score) as columns; RunColumns pass through."""
+    if isinstance(run, RunColumns):
+        return run
+    return RunColumns(Ids.of(run["query_id"].astype(str).tolist()), Ids.of(run["doc_id"].astype(str).tolist()),
+                      run["score"].to_numpy(dtype=np.float64), run.attrs.get("runid"), run.attrs.get("path"))
+
+
+def qrels_columns(qrels: Any) -> QrelsColumns:
+    """A qrels DataFrame (query_id, doc_id, relevance) as columns; QrelsColumns pass through."""
+    if isinstance(qrels, QrelsColumns):
+        return qrels
+    return QrelsColumns(Ids.of(qrels["query_id"].astype(str).tolist()), Ids.of(qrels["doc_id"].astype(str).tolist()),
+                        qrels["relevance"].to_numpy(dtype=np.int64))
 
 
 @dataclass(frozen=True)
@@ -26,10 +100,9 @@ class QrelsTable:
     rel_levels: np.ndarray  # [topic, level] count of documents judged at each grade >= 0
     num_rel: np.ndarray  # judged at grade >= rel_level
     num_nonrel: np.ndarray  # judged at 0 <= grade < rel_level
-    qid_index: pd.Index  # topic id -> row
-    doc_index: pd.Index  # judged docid -> code
-    keys: np.ndarray  # sorted topic_row * n_docs + doc_code
-    grades: np.ndarray  # grade of each key
+    topics: Dictionary  # topic id -> row (rows are in strcmp order)
+    judgments: PairIndex  # (topic row, docid) -> qrels line
+    grades: np.ndarray  # grade on each qrels line
     rel_level: int
 
 @dataclass(frozen=True)
@@ -43,6 +116,7 @@ class Rankings:
     qrels: QrelsTable
     qrels_row: np.ndarray  # for each evaluated topic, its row in the qrels table
     rel_level: int
+    unjudged: list[str] = field(default_factory=list)  # topics of the run the qrels do not judge
 
     @property
     def num_rel(self) -> np.ndarray:
@@ -61,102 +135,148 @@ class Rankings:
         return self.rel.shape[1]
 
 
-def qrels_table(qrels: pd.DataFrame, rel_level: int = 1) -> QrelsTable:
-    """Count each topic's judgments by grade, as trec_eval's rel_levels, and index them for lookup."""
-    qcode, quniq = pd.factorize(qrels["query_id"].astype(str))
-    quniq = np.asarray(quniq, dtype=object).astype(str)
-    order = np.argsort(quniq, kind="stable")
-    qids = quniq[order]
-    row_of = np.empty(len(order), dtype=np.int64)
-    row_of[order] = np.arange(len(order))
-    qrow = row_of[qcode]
-    grade = qrels["relevance"].to_numpy(dtype=np.int64)
+def qrels_table(qrels: Any, rel_level: int = 1) -> QrelsTable:
+    """Count each topic's judgments by grade, as trec_eval's rel_levels, and index them for lookup.
+
+    `qrels`: QrelsColumns or a DataFrame (query_id, doc_id, relevance).
+    """
+    cols = qrels_columns(qrels)
+    topics, qrow = Dictionary.build(cols.qid)
+    qids = np.array(topics.ids.strings(), dtype=object).astype(str)
+    grade = cols.grade
     max_grade = int(grade.max()) if len(grade) else 0
     levels = np.zeros((len(qids), max(max_grade, 0) + 1), dtype=np.int64)
     judged = grade >= 0
     np.add.at(levels, (qrow[judged], grade[judged]), 1)
     num_rel = levels[:, max(rel_level, 0):].sum(axis=1)
     num_nonrel = levels[:, : max(rel_level, 0)].sum(axis=1)
-    dcode, duniq = pd.factorize(qrels["doc_id"].astype(str))
-    keys = qrow * max(len(duniq), 1) + dcode
-    korder = np.argsort(keys, kind="stable")
-    return QrelsTable(qids, levels, num_rel, num_nonrel, pd.Index(qids), pd.Index(duniq), keys[korder],
-                      grade[korder], rel_level)
+    return QrelsTable(qids, levels, num_rel, num_nonrel, topics, PairIndex.build(qrow, cols.doc), grade, rel_level)
 
 
-def _strcmp_ranks(values: pd.Index) -> np.ndarray:
-    """Position of each string in byte order (strcmp), for tie-breaking on docid."""
-    order = np.asarray(values.argsort())
-    ranks = np.empty(len(order), dtype=np.int64)
-    ranks[order] = np.arange(len(order))
-    return ranks
+def _topic_rows(qid: Ids, topics: Dictionary) -> tuple[np.ndarray, list[str]]:
+    """Each line's row in the qrels topics (-1 if not judged), and the run's unjudged topics.
 
-
-def _trec_eval_order(qcode: np.ndarray, score: np.ndarray, drank: np.ndarray, n_docs: int) -> np.ndarray:
-    """Row order by topic, score descending, docid descending.
-
-    Runs are usually written sorted by topic and score already; then only ties need ordering, which
-    a stable sort of nearly sorted keys does in about linear time.
+    Runs list a topic's lines together, so ids are looked up once per stretch of equal ids.
     """
-    n = len(qcode)
-    if n > 1:
-        same_topic = qcode[1:] == qcode[:-1]
-        if (qcode[1:] >= qcode[:-1]).all() and (~same_topic | (score[1:] <= score[:-1])).all():
-            new_group = np.ones(n, dtype=bool)
-            new_group[1:] = ~same_topic | (score[1:] != score[:-1])
-            if new_group.all():
-                return np.arange(n)
-            group = np.cumsum(new_group, dtype=np.int64)
-            return np.argsort(group * n_docs + (n_docs - 1 - drank), kind="stable")
-    return np.lexsort((-drank, -score, qcode))
+    n = len(qid)
+    if not n:
+        return np.zeros(0, dtype=np.int64), []
+    change = np.ones(n, dtype=bool)
+    change[1:] = (qid.words[1:] != qid.words[:-1]).any(axis=1)
+    first = np.flatnonzero(change)
+    heads = qid.take(first)
+    rows = topics.find(heads)
+    lengths = np.diff(np.append(first, n))
+    unjudged = sorted(set(heads.take(np.flatnonzero(rows < 0)).strings()))
+    return np.repeat(rows, lengths), unjudged
+
+
+SLICE_LINES = 1 << 20  # a run is ranked and measured in blocks of topics of about this many lines
+
+
+def topic_slices(run: RunColumns, qrels: QrelsTable,
+                 lines: int = SLICE_LINES) -> tuple[list[np.ndarray | None], list[str] | None]:
+    """The run's lines in blocks of whole judged topics (in topic order) of about `lines` lines, and the
+    run's unjudged topics; ([None], None) when the run is one block (its rankings list those topics)."""
+    if len(run.score) <= lines:
+        return [None], None
+    qrow, unjudged = _topic_rows(run.qid, qrels.topics)
+    per_topic = np.bincount(qrow[qrow >= 0], minlength=len(qrels.qids))
+    block = np.cumsum(per_topic) // lines  # block of each topic row
+    edges = np.flatnonzero(np.diff(block)) + 1
+    bounds = np.concatenate(([0], edges, [len(per_topic)]))
+    topic_block = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+    line_block = np.where(qrow >= 0, topic_block[np.maximum(qrow, 0)], -1)
+    order = np.argsort(line_block, kind="stable")
+    counts = np.bincount(line_block[line_block >= 0], minlength=len(bounds) - 1)
+    start = int((line_block < 0).sum())  # lines of unjudged topics sort first and are left out
+    out: list[np.ndarray | None] = []
+    for c in counts:
+        out.append(order[start:start + c])
+        start += c
+    return out, unjudged
+
+
+def _trec_eval_order(qrow: np.ndarray, score: np.ndarray, doc: Ids) -> np.ndarray:
+    """Row order by topic, score descending, docid descending (strcmp).
+
+    Runs are usually written by topic and score already; then only ties need ordering, by their
+    docids, which is a sort of the tied rows alone.
+    """
+    n = len(qrow)
+    if n < 2:
+        return np.arange(n)
+    by_topic = None
+    if (qrow[1:] < qrow[:-1]).any():
+        by_topic = np.argsort(qrow, kind="stable")
+        qrow, score = qrow[by_topic], score[by_topic]
+    same_topic = qrow[1:] == qrow[:-1]
+    if (same_topic & (score[1:] > score[:-1])).any():
+        rows = np.arange(n) if by_topic is None else by_topic
+        words = doc.take(rows)
+        return rows[np.lexsort((*sort_order(words, descending=True), -score, qrow))]
+    tie = same_topic & (score[1:] == score[:-1])
+    order = np.arange(n) if by_topic is None else by_topic
+    if tie.any():
+        in_group = np.zeros(n, dtype=bool)
+        in_group[1:] = tie
+        in_group[:-1] |= tie
+        tied = np.flatnonzero(in_group)
+        group = np.cumsum(~np.concatenate(([False], tie)))[tied]
+        order[tied] = order[tied][order_within(group, doc.take(order[tied]))]
+    return order
 
 
 def form_rankings(
-    run: pd.DataFrame,
+    run: Any,
     qrels: QrelsTable,
     *,
     depth: int | None = None,
     float32_scores: bool = True,
     keep_docids: bool = False,
+    rows: np.ndarray | None = None,
 ) -> Rankings:
-    """Sort, cut and look up a run the way trec_eval 9 (float32 scores) or 10 (doubles) does."""
-    qcodes, quniq = pd.factorize(run["query_id"])
-    qmap = qrels.qid_index.get_indexer(pd.Index(quniq).astype(str))
-    qcode = qmap[qcodes]
-    dcodes, duniq = pd.factorize(run["doc_id"])
-    duniq = pd.Index(duniq).astype(str)
-    score = run["score"].to_numpy(dtype=np.float64)
+    """Sort, cut and look up a run the way trec_eval 9 (float32 scores) or 10 (doubles) does.
+
+    `run`: RunColumns or a DataFrame (query_id, doc_id, score); `rows`: only these lines of it
+    (e.g. a block of topics from `topic_slices`).
+    """
+    cols = run_columns(run)
+    if rows is not None:
+        cols = RunColumns(cols.qid.take(rows), cols.doc.take(rows), cols.score[rows], cols.runid, cols.path)
+    qrow, unjudged = _topic_rows(cols.qid, qrels.topics)
+    score = cols.score
     if float32_scores:
         # trec_eval 9 keeps scores in a C float: scores that differ only as doubles tie.
         score = score.astype(np.float32).astype(np.float64)
-    keep = qcode >= 0  # topics without qrels are not evaluated, as in trec_eval
+    doc = cols.doc
+    keep = qrow >= 0  # topics without qrels are not evaluated, as in trec_eval
     if not keep.all():
-        qcode, dcodes, score = qcode[keep], dcodes[keep], score[keep]
-    drank = _strcmp_ranks(duniq)[dcodes]
-    order = _trec_eval_order(qcode, score, drank, len(duniq))
-    qcode, dcodes = qcode[order], dcodes[order]
-    present, starts, counts = np.unique(qcode, return_index=True, return_counts=True)
-    pos = np.arange(len(qcode)) - np.repeat(starts, counts)
-    if depth is not None:
+        qrow, score, doc = qrow[keep], score[keep], doc.take(np.flatnonzero(keep))
+    order = _trec_eval_order(qrow, score, doc)
+    qrow, doc = qrow[order], doc.take(order)
+    # rows are in topic order now: each topic is one stretch
+    starts = np.flatnonzero(np.concatenate(([True], qrow[1:] != qrow[:-1]))) if len(qrow) else np.zeros(0, np.int64)
+    present = qrow[starts]
+    counts = np.diff(np.append(starts, len(qrow)))
+    pos = np.arange(len(qrow)) - np.repeat(starts, counts)
+    if depth is not None and len(counts) and counts.max() > depth:
         cut = pos < depth
-        qcode, dcodes, pos = qcode[cut], dcodes[cut], pos[cut]
+        qrow, pos, doc = qrow[cut], pos[cut], doc.take(np.flatnonzero(cut))
         counts = np.minimum(counts, depth)
     row = np.repeat(np.arange(len(present)), counts)
     width = int(counts.max()) if len(counts) else 0
     # grade of each retrieved document: look (topic, docid) up in the qrels
-    judged_code = qrels.doc_index.get_indexer(duniq)[dcodes]
-    key = qcode * max(len(qrels.doc_index), 1) + judged_code
-    at = np.searchsorted(qrels.keys, key)
-    at = np.minimum(at, len(qrels.keys) - 1) if len(qrels.keys) else at
-    found = (judged_code >= 0) & (len(qrels.keys) > 0)
-    if len(qrels.keys):
-        found &= qrels.keys[at] == key
-    grades = np.where(found, qrels.grades[at] if len(qrels.keys) else 0, NONPOOL)
-    grades = np.where(found & (grades < 0), UNJUDGED, grades)
+    line = qrels.judgments.find(qrow, doc)
+    found = line >= 0
+    grades = np.full(len(line), NONPOOL, dtype=np.int64)
+    grades[found] = qrels.grades[line[found]]
+    grades[found & (grades < 0)] = UNJUDGED
     rel = np.full((len(present), width), PAD, dtype=np.int64)
     rel[row, pos] = grades
     docs = np.empty((0, 0), dtype=object)
     if keep_docids:
         docs = np.full((len(present), width), "", dtype=object)
-        docs[row, pos] = np.asarray(duniq, dtype=object)[dcodes]
-    return Rankings(qrels.qids[present], rel, counts.astype(np.int64), docs, qrels, present, qrels.rel_level)
+        docs[row, pos] = np.array(doc.strings(), dtype=object)
+    return Rankings(qrels.qids[present], rel, counts.astype(np.int64), docs, qrels, present, qrels.rel_level,
+                    unjudged)

@@ -3,27 +3,44 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
-import pandas as pd
 
 from trecbench.errors import InputError, Problem
 
 from .engine import Request, RunScores, score_run
 from .measures.base import LONG, STRING
 from .names import MeasureError, parse_measures
-from .rankings import QrelsTable, qrels_table
+from .rankings import (
+    QrelsColumns,
+    QrelsTable,
+    RunColumns,
+    qrels_columns,
+    qrels_table,
+    read_qrels_columns,
+    read_run_columns,
+    run_columns,
+)
 
-RunLike = Union[str, "os.PathLike[str]", pd.DataFrame]
+if TYPE_CHECKING:
+    import pandas as pd
+
+RunLike = Union[str, "os.PathLike[str]", "pd.DataFrame"]
 DEFAULT_MEASURES = ("AP", "nDCG@10", "R@100", "P@10", "RR")
 
 
-def _read_one(run: RunLike) -> pd.DataFrame:
-    from trecbench.runs import read_run
+def _is_path(value: Any) -> bool:
+    return isinstance(value, (str, os.PathLike))
 
-    return checked_frame(run, "run", "score") if isinstance(run, pd.DataFrame) else read_run(run)
+
+def _read_one(run: Any) -> RunColumns:
+    """A run as columns: files through the columnar reader, DataFrames checked as their file would be."""
+    if _is_path(run):
+        return read_run_columns(run)
+    return run_columns(run if isinstance(run, RunColumns) else checked_frame(run, "run", "score"))
 
 
 def checked_frame(frame: pd.DataFrame, what: str, value: str) -> pd.DataFrame:
@@ -31,6 +48,8 @@ def checked_frame(frame: pd.DataFrame, what: str, value: str) -> pd.DataFrame:
     each bad row (1-based, `<run DataFrame>:3: ...`): a missing column, an id that is not a non-empty str
     without surrounding blanks, a value that is not a finite number (grades: an integer), a docid twice in
     a topic. Clean frames are checked with vectorised operations only."""
+    import pandas as pd
+
     from trecbench._trecfile import has_duplicate_pairs, ids_are_clean
 
     where = f"<{what} DataFrame>"
@@ -79,12 +98,10 @@ def _run_names(results: list[RunScores], given: list[str | None]) -> list[str]:
     return names
 
 
-def _load_qrels(qrels: RunLike) -> pd.DataFrame:
-    if isinstance(qrels, pd.DataFrame):
-        return checked_frame(qrels, "qrels", "relevance")
-    from trecbench.qrels import read_qrels
-
-    return read_qrels(qrels)
+def _load_qrels(qrels: Any) -> QrelsColumns:
+    if _is_path(qrels):
+        return read_qrels_columns(qrels)
+    return qrels_columns(qrels if isinstance(qrels, QrelsColumns) else checked_frame(qrels, "qrels", "relevance"))
 
 
 def score_runs(
@@ -100,12 +117,14 @@ def score_runs(
     on_run_done=None,
     notes: list[str] | None = None,
     judged_k: int | None = None,
+    threads: int | None = None,
 ) -> list[RunScores]:
     """Score each run; the result keeps trec_eval's printing order and kinds (see `evaluate`).
 
     `on_run_done()` is called after each run is scored (for a progress bar); sentences about measures
     asked for in a way trec_eval would read differently than intended go to `notes`. With `judged_k`,
-    each result's `judged` holds Judged@judged_k per topic, for `low_judged`.
+    each result's `judged` holds Judged@judged_k per topic, for `low_judged`. `threads`: runs scored
+    at the same time (default: one per core, at most 8); 1 scores them one after another.
     """
     if trec_eval_version not in (9, 10):
         raise MeasureError(f"trec_eval version must be 9 or 10, not {trec_eval_version}")
@@ -113,6 +132,8 @@ def score_runs(
         raise MeasureError(f"missing_topics must be 'zero' or 'skip', not {missing_topics!r}")
     if depth is not None and depth <= 0:
         raise MeasureError(f"depth must be positive, not {depth}")
+    if threads is not None and threads < 1:
+        raise MeasureError(f"threads must be at least 1, not {threads}")
     requests = parse_measures(list(measures), trec_eval_version, notes)
     asked = list(requests)
     check = Request("judged", None, None, f"Judged@{judged_k}", extra=f"Judged@{judged_k}") if judged_k else None
@@ -124,10 +145,10 @@ def score_runs(
     tables: dict[int, QrelsTable] = {level: qrels_table(qrels_df, level) for level in levels}
 
     def one(run: RunLike) -> RunScores:
-        frame = _read_one(run)
-        scores = score_run(frame, qrels_df, requests, rel_level=rel_level, depth=depth, version=trec_eval_version,
-                           missing_topics=missing_topics, tables=tables, judged_only=judged_only)
-        scores.path = frame.attrs.get("path")
+        # The run's columns are handed over, not kept here: score_run frees them once scored.
+        scores = score_run(_read_one(run), qrels_df, requests, rel_level=rel_level, depth=depth,
+                           version=trec_eval_version, missing_topics=missing_topics, tables=tables,
+                           judged_only=judged_only)
         if check is not None:
             scores.judged = next(s for s in scores.scores if s.label == check.label)
             if check not in asked:  # computed for the check only: not printed
@@ -136,14 +157,14 @@ def score_runs(
             on_run_done()
         return scores
 
-    if isinstance(runs, (str, os.PathLike, pd.DataFrame)):
+    if _is_path(runs) or hasattr(runs, "columns"):  # one path or one DataFrame
         runs = [runs]
-    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
-    workers = min(len(items), os.cpu_count() or 1, 8)
+    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]  # type: ignore[union-attr]
+    workers = min(len(items), threads or min(os.cpu_count() or 1, 8))
     if workers <= 1:
         results = [one(run) for _, run in items]
     else:
-        # Reading (pyarrow) and sorting (numpy) release the GIL: runs are read and scored side by side,
+        # Reading and sorting (numpy) release the GIL: runs are read and scored side by side,
         # each dropped once scored, so memory holds a few runs at a time.
         from concurrent.futures import ThreadPoolExecutor
 
@@ -165,6 +186,7 @@ def evaluate(
     missing_topics: str = "zero",
     trec_eval_version: int = 9,
     judged_only: bool = False,
+    threads: int | None = None,
 ) -> pd.DataFrame:
     """Score runs against qrels; values are identical to trec_eval's.
 
@@ -177,6 +199,7 @@ def evaluate(
     missing_topics: "zero" (trec_eval -c: qrels topics absent from a run score 0) or "skip".
     trec_eval_version: 9 (trec_eval 9.0.8, pytrec_eval, ir-measures) or 10 (trec_eval 10.0).
     judged_only: drop the documents the qrels do not grade before scoring (condensed lists, trec_eval -J).
+    threads: runs scored at the same time (default: one per core, at most 8).
 
     Returns one row per run (index `run`), a column per measure; with per_topic, rows are indexed by
     (run, query_id) with every topic followed by the `all` row.
@@ -186,7 +209,7 @@ def evaluate(
     """
     notes: list[str] = []
     results = score_runs(qrels, runs, measures, rel_level=rel_level, depth=depth, missing_topics=missing_topics,
-                         trec_eval_version=trec_eval_version, judged_only=judged_only, notes=notes)
+                         trec_eval_version=trec_eval_version, judged_only=judged_only, notes=notes, threads=threads)
     for note in notes:
         warnings.warn(note, stacklevel=2)
     return to_frame(results, per_topic=per_topic)
@@ -228,6 +251,8 @@ def low_judged(results: list[RunScores], threshold: float = 0.9, *, worst: int =
 
 
 def to_frame(results: list[RunScores], *, per_topic: bool = False) -> pd.DataFrame:
+    import pandas as pd
+
     rows = []
     index: list[object] = []  # run names, or (run, topic) pairs with per_topic
     for res in results:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Union
+from typing import Any, Union
 
 import numpy as np
 import pandas as pd
 
+from trecbench._columns import Dictionary, Ids, order_within
 from trecbench.errors import InputError, Problem
 
 RunLike = Union[str, "os.PathLike[str]", pd.DataFrame]
@@ -51,29 +53,19 @@ class TopK:
         return len(self.rank)
 
 
-def _arrow_strings(values: Any) -> Any:
-    """A column of ids as a pyarrow large_string (chunked) array, zero-copy for pandas' pyarrow-backed strings."""
-    import pyarrow as pa
+def top_k(run: Any, depth: int | None) -> TopK:
+    """The top `depth` documents of each topic of a run (all of them if depth is None), trec_eval order.
 
-    arr = pa.array(values) if not isinstance(values, (pa.Array, pa.ChunkedArray)) else values
-    if arr.type != pa.large_string():
-        arr = arr.cast(pa.large_string())
-    return arr
+    `run`: RunColumns or a DataFrame (query_id, doc_id, score).
+    """
+    from trecbench.evaluation.rankings import run_columns
 
-
-def top_k(run: pd.DataFrame, depth: int | None) -> TopK:
-    """The top `depth` documents of each topic of a run (all of them if depth is None), trec_eval order."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    qids = _arrow_strings(run["query_id"])
-    docs = _arrow_strings(run["doc_id"])
-    n = len(run)
+    cols = run_columns(run)
+    n = len(cols.score)
     if n == 0:
-        return TopK(qids, docs, np.empty(0, dtype=np.int32), 0)
-    encoded = pc.dictionary_encode(_one_chunk(qids))  # topic ids are short: one chunk is cheap
-    qcode = encoded.indices.to_numpy().astype(np.int64)  # codes in order of first appearance
-    score = run["score"].to_numpy(dtype=np.float64).astype(np.float32)
+        return _no_documents()
+    qcode, n_topics = _topic_codes(cols.qid)
+    score = cols.score.astype(np.float32)
     ordered = (qcode[1:] >= qcode[:-1]).all() and ((qcode[1:] != qcode[:-1]) | (score[1:] <= score[:-1])).all()
     order = np.arange(n) if ordered else np.lexsort((-score, qcode))
     if depth is not None:
@@ -83,24 +75,38 @@ def top_k(run: pd.DataFrame, depth: int | None) -> TopK:
         last = ss[starts + np.minimum(counts, depth) - 1]
         pos = np.arange(len(order)) - np.repeat(starts, counts)
         order = order[(pos < depth) | (ss == np.repeat(last, counts))]
-    order = _break_ties(order, qcode, score, docs)
+    order = _break_ties(order, qcode, score, cols.doc)
     starts, counts = _runs_of(qcode[order])
     pos = np.arange(len(order)) - np.repeat(starts, counts)
     if depth is not None:
         keep = pos < depth
         order, pos = order[keep], pos[keep]
-    take = pa.array(order)
-    return TopK(_one_chunk(qids.take(take)), _one_chunk(docs.take(take)), (pos + 1).astype(np.int32),
-                len(encoded.dictionary))
+    return TopK(cols.qid.take(order).to_arrow(), cols.doc.take(order).to_arrow(), (pos + 1).astype(np.int32),
+                n_topics)
 
 
-def _one_chunk(arr: Any) -> Any:
-    """A pyarrow array in one piece (a chunked one is concatenated)."""
+def _no_documents() -> TopK:
     import pyarrow as pa
 
-    if isinstance(arr, pa.ChunkedArray):
-        return arr.combine_chunks() if arr.num_chunks else pa.array([], type=arr.type)
-    return arr
+    empty = pa.array([], type=pa.large_string())
+    return TopK(empty, empty, np.empty(0, dtype=np.int32), 0)
+
+
+def _topic_codes(qid: Ids) -> tuple[np.ndarray, int]:
+    """Each line's topic as a code in order of first appearance, and the number of topics.
+
+    Runs list a topic's lines together, so ids are compared once per stretch of equal ids.
+    """
+    n = len(qid)
+    change = np.ones(n, dtype=bool)
+    change[1:] = (qid.words[1:] != qid.words[:-1]).any(axis=1)
+    first = np.flatnonzero(change)
+    dictionary, code = Dictionary.build(qid.take(first))
+    seen = np.full(len(dictionary.ids), len(first), dtype=np.int64)
+    np.minimum.at(seen, code, np.arange(len(first)))
+    appearance = np.empty(len(seen), dtype=np.int64)
+    appearance[np.argsort(seen)] = np.arange(len(seen))
+    return np.repeat(appearance[code], np.diff(np.append(first, n))), len(seen)
 
 
 def _runs_of(sorted_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -112,14 +118,11 @@ def _runs_of(sorted_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return starts, counts
 
 
-def _break_ties(order: np.ndarray, qcode: np.ndarray, score: np.ndarray, docs: Any) -> np.ndarray:
+def _break_ties(order: np.ndarray, qcode: np.ndarray, score: np.ndarray, docs: Ids) -> np.ndarray:
     """Rows already ordered by (topic, score desc), with equal-score stretches ordered by docid descending.
 
-    Only tied rows have their docids sorted, by pyarrow in byte order: trec_eval's strcmp.
+    Only tied rows have their docids sorted, by their bytes: trec_eval's strcmp.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     qs, ss = qcode[order], score[order]
     same = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
     if not same.any():
@@ -127,12 +130,11 @@ def _break_ties(order: np.ndarray, qcode: np.ndarray, score: np.ndarray, docs: A
     tied = np.zeros(len(order), dtype=bool)
     tied[1:] |= same
     tied[:-1] |= same
-    group = np.cumsum(np.r_[True, ~same])
-    by_docid = pc.array_sort_indices(_one_chunk(docs.take(pa.array(order[tied]))), order="descending").to_numpy()
-    doc_key = np.zeros(len(order), dtype=np.int64)
     where = np.flatnonzero(tied)
-    doc_key[where[by_docid]] = np.arange(len(by_docid))
-    return order[np.lexsort((doc_key, group))]
+    group = np.cumsum(np.r_[True, ~same])[where]
+    order = order.copy()
+    order[where] = order[where][order_within(group, docs.take(order[where]))]
+    return order
 
 
 def read_runs(
@@ -147,26 +149,24 @@ def read_runs(
         runs = [runs]
     items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
 
-    def one(item: tuple[str | None, RunLike]) -> tuple[str | None, str, str, TopK, int, int, Problem | None]:
+    def one(item: tuple[str | None, RunLike]) -> tuple[str, str, str, TopK, int, int, Problem | None]:
+        from trecbench.evaluation.rankings import read_run_columns, run_columns
+
         given, run = item
         if isinstance(run, pd.DataFrame):
-            frame = run
-            path, digest = str(frame.attrs.get("path") or ""), ""
+            cols = run_columns(run)
+            path, digest = str(run.attrs.get("path") or ""), ""
         else:
             path = str(run)
             data = _read(path)
             digest = hashlib.sha256(data).hexdigest()
             if not data.strip():
-                empty = pd.DataFrame({"query_id": pd.Series([], dtype=object), "doc_id": pd.Series([], dtype=object),
-                                      "score": pd.Series([], dtype=np.float64)})
-                return given, path, digest, top_k(empty, depth), 0, 0, \
+                return given or "", path, digest, _no_documents(), 0, 0, \
                     Problem(path, 0, "empty run: it contributes no documents")
-            from trecbench.runs import read_run
-
-            frame = read_run(path)
-        runid = given or frame.attrs.get("runid") or ""
-        cut = top_k(frame, depth)
-        return runid, path, digest, cut, cut.topics, len(frame), None
+            cols = read_run_columns(path, data)
+        runid = given or cols.runid or ""
+        cut = top_k(cols, depth)
+        return runid, path, digest, cut, cut.topics, len(cols.score), None
 
     workers = min(len(items), os.cpu_count() or 1, 8)
     if workers <= 1:
@@ -214,9 +214,7 @@ def _names(found: list[tuple[str, str]], given: list[bool]) -> list[str]:
     stems = [Path(path).stem for _, path in found]
     names = []
     for i, ((rid, path), named) in enumerate(zip(found, given)):
-        if named:
-            names.append(rid)
-        elif rid and runids.count(rid) == 1:
+        if named or rid and runids.count(rid) == 1:
             names.append(rid)
         elif path:
             names.append(stems[i] if stems.count(stems[i]) == 1 else Path(path).name)

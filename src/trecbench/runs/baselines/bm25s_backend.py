@@ -12,7 +12,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from trecbench.runs.baselines.analysis import ANALYZER, analyze
+from trecbench.runs.baselines.analysis import ANALYZER, TermIds, analyze
 from trecbench.runs.baselines.base import BM25Settings, progress_bar
 
 _DOCIDS = "docids.json"
@@ -36,14 +36,15 @@ class Bm25sBackend:
               settings: BM25Settings, progress: bool) -> "Bm25sIndex":
         import bm25s
 
-        vocab: dict[str, int] = {}
+        term_ids = TermIds()
         docids: list[str] = []
         terms: list[list[int]] = []  # term ids, not strings: a corpus's words are held once, in vocab
         with progress_bar(progress, total=count, desc="bm25s: analysing", unit="doc") as bar:
             for docid, text in docs:
                 docids.append(docid)
-                terms.append([vocab.setdefault(t, len(vocab)) for t in analyze(text)])
+                terms.append(term_ids.ids(text))
                 bar.update()
+        vocab = term_ids.vocab
         model = None
         if vocab:  # bm25s cannot index a corpus without a single term
             model = bm25s.BM25(k1=settings.k1, b=settings.b, method="lucene")

@@ -1,0 +1,552 @@
+"""Clean TREC files straight into numpy columns, with no Python object per line.
+
+Most runs and qrels have exactly one space (or one tab) between fields and nothing else odd. Such a
+file is split with a few vectorised passes over its bytes: newline and separator positions, then
+each wanted field gathered into a NUL-padded byte matrix. Ids stay as big-endian 64-bit words
+(`Ids`), which compare and sort exactly as C's strcmp compares the strings; numbers are parsed
+digit by digit where that is exact and by numpy's correctly rounded parser elsewhere. Anything
+else (other whitespace, missing or extra fields, a blank line, a comment, a value that is not a
+number, a pair listed twice) makes `split_fields` return None and the exact line-by-line readers
+decide, so a result never depends on which path read the file.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, BinaryIO, Iterator, NamedTuple
+
+import numpy as np
+
+_CHUNK = 1 << 22  # bytes parsed at a time: temporaries stay in cache, memory stays bounded
+_HASH = np.uint64(0x9E3779B97F4A7C15)
+_SIMPLE_DIGITS = 15  # decimal mantissas below 10**15 < 2**53 are exact doubles
+_POW10 = 10.0 ** np.arange(23)  # exact doubles up to 1e22
+
+
+class Ids(NamedTuple):
+    """Strings as rows of big-endian uint64 words of their UTF-8 bytes, NUL padded.
+
+    Comparing rows word by word is comparing the strings with strcmp; `key` is the first word plus a
+    hash of the others (exact for ids of up to 8 bytes; equal ids have equal keys at any padding).
+    """
+
+    words: np.ndarray  # [n, k] uint64
+
+    @property
+    def key(self) -> np.ndarray:
+        """One uint64 per id; NUL padding words add nothing, so ids padded to any width get the same key."""
+        w = self.words
+        if w.shape[1] == 1:
+            return w[:, 0]
+        h = w[:, 0].copy()
+        for i in range(1, w.shape[1]):
+            h += w[:, i] * np.uint64(pow(int(_HASH), i, 1 << 64))
+        return h
+
+    def __len__(self) -> int:
+        return self.words.shape[0]
+
+    def take(self, index: np.ndarray) -> Ids:
+        return Ids(self.words[index])
+
+    def to_arrow(self):
+        """The ids as a pyarrow large_string array, built from the bytes (no Python object per id)."""
+        import pyarrow as pa
+
+        raw = np.ascontiguousarray(self.words.astype(">u8")).view(np.uint8).reshape(len(self), -1)
+        offsets = np.zeros(len(self) + 1, dtype=np.int64)
+        np.cumsum((raw != 0).sum(axis=1), out=offsets[1:])
+        data = raw[raw != 0]
+        return pa.LargeStringArray.from_buffers(len(self), pa.py_buffer(offsets), pa.py_buffer(data.tobytes()))
+
+    def strings(self) -> list[str]:
+        if not len(self):
+            return []
+        raw = np.ascontiguousarray(self.words.astype(">u8")).view(f"S{8 * self.words.shape[1]}").ravel()
+        return [b.decode("utf-8") for b in raw.tolist()]
+
+    @staticmethod
+    def of(strings: Sequence[str]) -> Ids:
+        raw = np.array([s.encode("utf-8") for s in strings], dtype=bytes)
+        if raw.dtype.itemsize == 0 or not len(raw):
+            return Ids(np.zeros((len(raw), 1), dtype=np.uint64))
+        width = -(-raw.dtype.itemsize // 8) * 8
+        matrix = np.zeros((len(raw), width), dtype=np.uint8)
+        matrix[:, : raw.dtype.itemsize] = raw.view(np.uint8).reshape(len(raw), raw.dtype.itemsize)
+        return Ids(_words(matrix))
+
+    @staticmethod
+    def concat(parts: list[Ids]) -> Ids:
+        k = max(p.words.shape[1] for p in parts)
+        return Ids(np.concatenate([_widen(p.words, k) for p in parts]))
+
+
+def _widen(words: np.ndarray, k: int) -> np.ndarray:
+    if words.shape[1] == k:
+        return words
+    out = np.zeros((words.shape[0], k), dtype=np.uint64)
+    out[:, : words.shape[1]] = words
+    return out
+
+
+def _words(matrix: np.ndarray) -> np.ndarray:
+    """[n, 8k] uint8 -> [n, k] native uint64 holding the bytes big-endian (so integer order is byte order)."""
+    return matrix.view(">u8").astype(np.uint64)
+
+
+def same_ids(a: Ids, b: Ids) -> np.ndarray:
+    """Row-wise equality of two aligned id columns."""
+    k = max(a.words.shape[1], b.words.shape[1])
+    return (_widen(a.words, k) == _widen(b.words, k)).all(axis=1)
+
+
+def sort_order(ids: Ids, *, descending: bool = False) -> list[np.ndarray]:
+    """lexsort keys (least significant first) that order rows by the ids (strcmp), optionally descending."""
+    words = ~ids.words if descending else ids.words
+    return [words[:, i] for i in range(words.shape[1] - 1, -1, -1)]
+
+
+def order_within(groups: np.ndarray, ids: Ids) -> np.ndarray:
+    """Order of rows by (group ascending, id descending by strcmp); a group's rows must be contiguous.
+
+    Pairs (most ties) are put in order by one comparison; larger groups are sorted by the first
+    word of each id, then, for rows that still tie, by the next word.
+    """
+    n = len(groups)
+    order = np.arange(n)
+    if n < 2:
+        return order
+    starts = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+    sizes = np.diff(np.append(starts, n))
+    first = starts[sizes == 2]
+    if len(first):
+        a, b = ids.words[first], ids.words[first + 1]
+        less = np.zeros(len(first), dtype=bool)
+        equal = np.ones(len(first), dtype=bool)
+        for i in range(a.shape[1]):
+            less |= equal & (a[:, i] < b[:, i])
+            equal &= a[:, i] == b[:, i]
+        swap = first[less]
+        order[swap], order[swap + 1] = swap + 1, swap
+    big = sizes > 2
+    if big.any():
+        rows = np.flatnonzero(np.repeat(big, sizes))
+        order[rows] = rows[_sort_groups(groups[rows], ids.take(rows))]
+    return order
+
+
+def _sort_groups(groups: np.ndarray, ids: Ids) -> np.ndarray:
+    words = ids.words
+    order = np.lexsort((~words[:, 0], groups))
+    for i in range(1, words.shape[1]):
+        w = words[order]
+        g = groups[order]
+        tie = (g[1:] == g[:-1]) & (w[1:, :i] == w[:-1, :i]).all(axis=1)
+        if not tie.any():
+            break
+        rows = np.zeros(len(order), dtype=bool)
+        rows[1:] = tie
+        rows[:-1] |= tie
+        at = np.flatnonzero(rows)
+        sub = np.cumsum(~np.concatenate(([False], tie)))[at]
+        order[at] = order[at][np.lexsort((~w[at, i], sub))]
+    return order
+
+
+class Dictionary(NamedTuple):
+    """Distinct ids sorted by strcmp, with a lookup of any id column into them."""
+
+    ids: Ids  # distinct, in strcmp order
+    by_key: np.ndarray  # positions into ids, sorted by key
+    keys: np.ndarray  # ids.key[by_key]
+    exact: dict[bytes, int] | None  # only when two distinct ids share a key (a hash collision)
+
+    @staticmethod
+    def build(ids: Ids) -> tuple[Dictionary, np.ndarray]:
+        """The dictionary of `ids` and each row's code in it."""
+        n = len(ids)
+        order = np.lexsort(sort_order(ids)) if n else np.zeros(0, dtype=np.int64)
+        w = ids.words[order]
+        new = np.ones(n, dtype=bool)
+        if n > 1:
+            new[1:] = (w[1:] != w[:-1]).any(axis=1)
+        uniq = Ids(w[new])
+        codes = np.empty(n, dtype=np.int64)
+        codes[order] = np.cumsum(new) - 1
+        key = uniq.key
+        by_key = np.argsort(key, kind="stable")
+        keys = key[by_key]
+        exact = None
+        if len(keys) > 1 and (keys[1:] == keys[:-1]).any():
+            exact = {s.encode("utf-8"): i for i, s in enumerate(uniq.strings())}
+        return Dictionary(uniq, by_key, keys, exact), codes
+
+    def find(self, ids: Ids) -> np.ndarray:
+        """Code of each id in the dictionary, -1 where absent."""
+        if self.exact is not None:
+            return np.array([self.exact.get(s.encode("utf-8"), -1) for s in ids.strings()], dtype=np.int64)
+        if not len(self.keys) or not len(ids):
+            return np.full(len(ids), -1, dtype=np.int64)
+        key = ids.key
+        at = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
+        code = self.by_key[at]
+        hit = self.keys[at] == key
+        if self.ids.words.shape[1] > 1 or ids.words.shape[1] > 1:
+            rows = np.flatnonzero(hit)
+            hit[rows] = same_ids(self.ids.take(code[rows]), ids.take(rows))
+        return np.where(hit, code, -1)
+
+
+class HashIndex(NamedTuple):
+    """Distinct uint64 keys -> their position, by open addressing (a few vectorised probes per lookup)."""
+
+    slots: np.ndarray  # position of the key stored in each slot, -1 if empty
+    keys: np.ndarray
+    shift: np.uint64
+
+    @staticmethod
+    def build(keys: np.ndarray) -> HashIndex:
+        """Keys must be distinct (the caller checks)."""
+        bits = max(len(keys).bit_length() + 2, 4)  # at most a quarter full: misses end fast
+        index = HashIndex(np.full(1 << bits, -1, dtype=np.int64), keys, np.uint64(64 - bits))
+        slot = index._home(keys)
+        pending = np.arange(len(keys))
+        mask = len(index.slots) - 1
+        while len(pending):
+            free = index.slots[slot] == -1
+            index.slots[slot[free]] = pending[free]
+            placed = index.slots[slot] == pending
+            pending, slot = pending[~placed], (slot[~placed] + 1) & mask
+        return index
+
+    def _home(self, keys: np.ndarray) -> np.ndarray:
+        return ((keys * _HASH) >> self.shift).astype(np.int64)
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """Position of each key, -1 where absent."""
+        out = np.full(len(keys), -1, dtype=np.int64)
+        mask = len(self.slots) - 1
+        active = np.arange(len(keys))
+        slot = self._home(keys)
+        while len(active):
+            got = self.slots[slot]
+            empty = got == -1
+            hit = ~empty
+            hit[hit] = self.keys[got[hit]] == keys[active[hit]]
+            out[active[hit]] = got[hit]
+            more = ~(empty | hit)
+            active, slot = active[more], (slot[more] + 1) & mask
+        return out
+
+
+_PAIR = np.uint64(0xC2B2AE3D27D4EB4F)
+
+
+def pair_keys(first: np.ndarray, second: Ids) -> np.ndarray:
+    """One uint64 per (int, id) pair; equal pairs give equal keys."""
+    return second.key ^ (first.astype(np.uint64) * _PAIR)
+
+
+class PairIndex(NamedTuple):
+    """(int, id) pairs, e.g. (topic row, docid) -> the first row that lists the pair."""
+
+    table: HashIndex
+    rows: np.ndarray  # row of each key in `table`
+    first: np.ndarray
+    second: Ids
+    exact: dict[tuple[int, str], int] | None  # only when distinct pairs share a key (a hash collision)
+
+    @staticmethod
+    def build(first: np.ndarray, second: Ids) -> PairIndex:
+        key = pair_keys(first, second)
+        order = np.argsort(key, kind="stable")
+        ordered = key[order]
+        again = np.zeros(len(key), dtype=bool)
+        again[1:] = ordered[1:] == ordered[:-1]
+        exact: dict[tuple[int, str], int] | None = None
+        if again.any():
+            rows = np.flatnonzero(again)
+            same = (first[order[rows]] == first[order[rows - 1]]) & same_ids(second.take(order[rows]),
+                                                                            second.take(order[rows - 1]))
+            if not same.all():
+                exact = {}
+                for row, pair in enumerate(zip(first.tolist(), second.strings())):
+                    exact.setdefault(pair, row)
+        keep = order[~again]
+        return PairIndex(HashIndex.build(key[keep]), keep, first, second, exact)
+
+    def find(self, first: np.ndarray, second: Ids) -> np.ndarray:
+        """Row of each pair, -1 where absent."""
+        if self.exact is not None:
+            exact = self.exact
+            return np.array([exact.get(p, -1) for p in zip(first.tolist(), second.strings())], dtype=np.int64)
+        at = self.table.find(pair_keys(first, second))
+        hit = np.flatnonzero(at >= 0)
+        row = np.full(len(first), -1, dtype=np.int64)
+        cand = self.rows[at[hit]]
+        ok = (self.first[cand] == first[hit]) & same_ids(self.second.take(cand), second.take(hit))
+        row[hit[ok]] = cand[ok]
+        return row
+
+
+def split_fields(source: bytes | BinaryIO, n_fields: int, ids: Sequence[int] = (), floats: Sequence[int] = (),
+                 ints: Sequence[int] = (), *, comments: bool = False) -> dict[int, object] | None:
+    """Columns of a file with exactly `n_fields` fields per line, one space or tab between them.
+
+    `source` is the file's bytes or a binary file, read a block at a time (the whole file is never
+    held). Returns {field: Ids | float64 array | int64 array} for the fields named in `ids`,
+    `floats`, `ints`, or None when the file is not that clean (the general reader must decide).
+    With `comments`, a line starting with `#` sends the file to the general reader too.
+    """
+    lines = _count_lines(source)
+    out: dict[int, Any] = {}  # filled block by block, so no second copy of a column is made
+    done = 0
+    delim = None
+    for block in _blocks(source):
+        if delim is None:
+            delim = _delimiter(block, n_fields)
+            if delim is None:
+                return None
+        if _odd_bytes(block, delim):
+            return None
+        buf = np.frombuffer(block, dtype=np.uint8)
+        if buf.max() >= 0x80:
+            try:
+                block.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        got = _chunk(buf, n_fields, ord(delim), b"\r" in block, ids, floats, ints, comments)
+        if got is None:
+            return None
+        n_block = 0
+        for f, col in got.items():
+            values = col.words if isinstance(col, Ids) else col
+            n_block = len(values)
+            if f not in out:
+                out[f] = np.zeros((lines, *values.shape[1:]), dtype=values.dtype)
+            elif values.ndim == 2 and values.shape[1] > out[f].shape[1]:  # longer ids than so far
+                out[f] = _widen(out[f], values.shape[1])
+            target = out[f][done:done + len(values)]
+            if values.ndim == 2:
+                target[:, : values.shape[1]] = values
+            else:
+                target[:] = values
+        done += n_block
+    if not out or done != lines:
+        return None
+    return {f: Ids(out[f]) if f in ids else out[f] for f in out}
+
+
+def _count_lines(source: bytes | BinaryIO) -> int:
+    """Lines in the source, counting a last line without newline (a file is read once more, from the cache)."""
+    if isinstance(source, (bytes, bytearray)):
+        return source.count(b"\n") + (not source.endswith(b"\n") and len(source) > 0)
+    count, last = 0, b"\n"
+    while True:
+        data = source.read(_CHUNK)
+        if not data:
+            break
+        count += data.count(b"\n")
+        last = data[-1:]
+    source.seek(0)
+    return count + (last != b"\n")
+
+
+def _blocks(source: bytes | BinaryIO) -> Iterator[bytes]:
+    """Newline-terminated blocks of about _CHUNK bytes (a last line without newline gets one)."""
+    if isinstance(source, (bytes, bytearray)):
+        start = 0
+        while start < len(source):
+            end = source.rfind(b"\n", start, start + _CHUNK) + 1 or source.find(b"\n", start) + 1 or len(source)
+            block = source[start:end]
+            yield block if block.endswith(b"\n") else block + b"\n"
+            start = end
+        return
+    rest = b""
+    while True:
+        data = source.read(_CHUNK)
+        if not data:
+            break
+        data = rest + data
+        end = data.rfind(b"\n") + 1
+        if end == 0:
+            rest = data
+            continue
+        rest = data[end:]
+        yield data[:end]
+    if rest:
+        yield rest + b"\n"
+
+
+def _delimiter(data: bytes, n_fields: int) -> bytes | None:
+    end = data.find(b"\n")
+    first = (data if end < 0 else data[:end]).rstrip(b"\r")
+    for delim in (b" ", b"\t"):
+        if first.count(delim) == n_fields - 1:
+            return delim
+    return None
+
+
+def _odd_bytes(data: bytes, delim: bytes) -> bool:
+    """Bytes the general reader treats differently: other whitespace, NUL, a lone CR."""
+    other = b"\t" if delim == b" " else b" "
+    if other in data or b"\x00" in data or b"\x0b" in data or b"\x0c" in data:
+        return True
+    return b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
+
+
+def _chunk(seg: np.ndarray, n_fields: int, delim: int, crlf: bool, ids, floats, ints, comments):
+    nl = np.flatnonzero(seg == 10)
+    n = len(nl)
+    sep = np.flatnonzero(seg == delim)
+    if n == 0 or len(sep) != (n_fields - 1) * n:
+        return None
+    seps = sep.reshape(n, n_fields - 1)
+    line_start = np.empty(n, dtype=np.int64)
+    line_start[0] = 0
+    line_start[1:] = nl[:-1] + 1
+    line_end = nl - (seg[nl - 1] == 13) if crlf else nl
+    # Every field non-empty: each line's separators then lie inside it, n_fields - 1 of them.
+    if (seps[:, 0] <= line_start).any() or (seps[:, -1] + 1 >= line_end).any():
+        return None
+    if n_fields > 2 and (np.diff(seps, axis=1) <= 1).any():
+        return None
+
+    def span(f: int) -> tuple[np.ndarray, np.ndarray]:
+        return (line_start if f == 0 else seps[:, f - 1] + 1), (seps[:, f] if f < n_fields - 1 else line_end)
+
+    if comments and (seg[line_start] == ord("#")).any():
+        return None
+    out: dict[int, object] = {}
+    for f in ids:
+        out[f] = Ids(_words(np.ascontiguousarray(_gather(seg, *span(f), pad_to=8).T)))
+    for f in floats:
+        values = _parse_numbers(seg, *span(f), np.float64)
+        if values is None:
+            return None
+        out[f] = values
+    for f in ints:
+        values = _parse_numbers(seg, *span(f), np.int64)
+        if values is None:
+            return None
+        out[f] = values
+    return out
+
+
+def _gather(seg: np.ndarray, start: np.ndarray, end: np.ndarray, pad_to: int = 1) -> np.ndarray:
+    """[width, n] uint8: byte j of every field in row j (contiguous per position), NUL padded.
+
+    `width` is the longest field rounded up to `pad_to`.
+    """
+    length = end - start
+    width = int(length.max())
+    matrix = np.zeros((-(-width // pad_to) * pad_to, len(start)), dtype=np.uint8)
+    at = start.copy()
+    last = len(seg) - 1
+    for j in range(width):
+        np.take(seg, np.minimum(at, last), out=matrix[j])
+        at += 1
+    matrix[:width][np.arange(width)[:, None] >= length[None, :]] = 0
+    return matrix
+
+
+_NUMBER_BYTES = np.zeros(256, dtype=bool)
+_NUMBER_BYTES[list(b"0123456789.+-eE")] = True
+_NUMBER_BYTES[0] = True  # padding
+
+
+def _parse_numbers(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype) -> np.ndarray | None:
+    """Decimal fields as float64 (correctly rounded, as strtod) or int64; None if one is not a finite number.
+
+    `[+-]digits[.digits]` with at most 15 digits is m / 10**f with both exact, so one IEEE division
+    gives the correctly rounded value; anything else goes through numpy's exact string conversion.
+    """
+    matrix = _gather(seg, start, end)
+    if not _NUMBER_BYTES[matrix].all():
+        return None
+    width, n = matrix.shape
+    mantissa = np.zeros(n, dtype=np.int64)
+    fraction = np.zeros(n, dtype=np.int64)
+    n_digits = np.zeros(n, dtype=np.int64)
+    n_dots = np.zeros(n, dtype=np.int64)
+    seen_dot = np.zeros(n, dtype=bool)
+    for j in range(width):
+        c = matrix[j]
+        value = c.astype(np.int64) - 48
+        digit = (value >= 0) & (value < 10)
+        mantissa[digit] = mantissa[digit] * 10 + value[digit]
+        n_digits += digit
+        fraction += digit & seen_dot
+        dot = c == 46
+        seen_dot |= dot
+        n_dots += dot
+    first = matrix[0]
+    signed = (first == 43) | (first == 45)
+    simple = (n_digits + n_dots + signed == end - start) & (n_digits > 0) & (n_digits <= _SIMPLE_DIGITS)
+    simple &= n_dots <= (0 if dtype is np.int64 else 1)
+    negative = first == 45
+    if dtype is np.int64:
+        values = np.where(negative, -mantissa, mantissa)
+    else:
+        values = mantissa / _POW10[np.minimum(fraction, 22)]
+        values = np.where(negative, -values, values)
+    rest = np.flatnonzero(~simple)
+    if len(rest):
+        text = np.ascontiguousarray(matrix[:, rest].T).view(f"S{width}").ravel()
+        try:
+            values[rest] = text.astype(dtype)
+        except (ValueError, OverflowError):
+            return None
+    if dtype is not np.int64 and not np.isfinite(values).all():
+        return None
+    return values
+
+
+def open_plain(path: object) -> BinaryIO | None:
+    """A regular file opened for `split_fields`, or None for what only the general readers handle.
+
+    Standard input, compressed files and files with a byte order mark go to the general readers.
+    """
+    import os
+
+    if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+        return None
+    try:
+        f = open(path, "rb")  # noqa: SIM115  (the caller closes it)
+    except OSError:
+        return None
+    head = f.peek(3)[:3]
+    if head[:2] == b"\x1f\x8b" or head == b"\xef\xbb\xbf":
+        f.close()
+        return None
+    return f
+
+
+def last_line(source: BinaryIO) -> bytes:
+    """The last non-blank line of a file (read from its end)."""
+    end = source.seek(0, 2)
+    size = 4096
+    while True:
+        source.seek(max(0, end - size))
+        tail = source.read()
+        lines = [line for line in tail.splitlines() if line.strip()]
+        if len(lines) > 1 or size >= end:
+            return lines[-1] if lines else b""
+        size *= 4
+
+
+def has_repeats(first: Ids, second: Ids) -> bool:
+    """Whether some (first, second) pair occurs on two rows (a docid twice within a topic)."""
+    n = len(first)
+    if n < 2:
+        return False
+    key = first.key * _PAIR ^ second.key
+    key.sort()
+    if not (key[1:] == key[:-1]).any():
+        return False
+    key = first.key * _PAIR ^ second.key
+    order = np.argsort(key)
+    ordered = key[order]
+    same = ordered[1:] == ordered[:-1]
+    rows = np.unique(np.concatenate((order[1:][same], order[:-1][same])))
+    pairs = list(zip(first.take(rows).strings(), second.take(rows).strings()))
+    return len(set(pairs)) < len(pairs)

@@ -55,6 +55,8 @@ _EXPORTS = {
     "duplicate_groups": "trecbench.evaluation.duplicates",
     "compare_runs": "trecbench.evaluation.significance",
     "agreement": "trecbench.qrels.agreement",
+    "draw_sample": "trecbench.qrels.validate",
+    "validate_judges": "trecbench.qrels.validate",
     "workspace_qrels": "trecbench.qrels.select",
     "import_qrels": "trecbench.qrels.imports",
     "WorkspaceQrels": "trecbench.qrels.select",

@@ -22,7 +22,8 @@ def judge() -> None:
 @click.option("--api-base", "api_bases", multiple=True,
               help="Server URL (OpenAI-compatible, vLLM, Ollama ...); repeat to spread calls over several deployments.")
 @click.option("--api-key", envvar="TRECBENCH_API_KEY", help="API key (default: the provider's usual variable).")
-@click.option("--prompt", "prompt_spec", default=None, help="Built-in prompt name (graded-0-3) or a file of instructions.")
+@click.option("--prompt", "prompt_spec", default=None,
+              help="Built-in prompt name (graded-0-3, multi-criteria) or a file of instructions.")
 @click.option("--batch", default=1, show_default=True, type=click.IntRange(1, 50), help="Passages per call.")
 @click.option("--samples", default=1, show_default=True, type=click.IntRange(1, 15),
               help="Calls per batch; the grade is their majority (a tie goes to the lower grade).")
@@ -186,3 +187,8 @@ def _describe_batches(b) -> str:
     if b.waiting_docs:
         lines.append(f"{b.waiting_docs} documents wait for a batch: run the same command again to collect it")
     return "\n".join(lines) if lines else "no provider batch to collect or submit"
+
+
+from trecbench.cli.judge_validate import validate as _validate  # noqa: E402
+
+judge.add_command(_validate)

@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["TaskPrompt", "RELEVANCE", "DRAFTING", "IMPORTANCE", "ASSIGNMENT", "CLAIMS", "TASKS", "clip",
+__all__ = ["TaskPrompt", "RELEVANCE", "RELEVANCE_MULTI_CRITERIA", "DRAFTING", "IMPORTANCE", "ASSIGNMENT", "CLAIMS", "TASKS", "clip",
            "PASSAGE_CHARS"]
 
 PASSAGE_CHARS = 6000  # a passage is cut to this many characters in a prompt
@@ -81,6 +81,25 @@ The shape, where <...> marks what you fill in:
                                    "reason": _TEXT}))}),
     base_tokens=48, tokens_per_item=72,
 )
+
+# The `multi-criteria` judging prompt: RELEVANCE's task and reply, with four questions asked before the grade.
+RELEVANCE_MULTI_CRITERIA = """You are assessing search results for a test collection. Before you grade a passage, \
+weigh four questions about it, each on its own:
+
+Exactness - does it state what the question asks for, precisely, rather than something near it?
+Coverage - how much of what the question needs does it give: all of it, part of it, or none?
+Topicality - is it about the subject of the question at all?
+Trust - could someone act on it as written, or is it vague, hedged, outdated or self-contradictory?
+
+Then give one grade from those answers:
+
+3 - on topic, exact, covers what the question needs, and can be trusted.
+2 - on topic and partly answers it: the answer is incomplete, buried, or not fully trustworthy.
+1 - on topic but gives no usable answer.
+0 - off topic.
+
+Judge only from what the passage says, not from what you know. In the reason, name the criterion that \
+decided the grade."""
 
 DRAFTING = TaskPrompt(
     "drafting",

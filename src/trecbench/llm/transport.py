@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, Sequence
@@ -76,6 +77,8 @@ class OpenAITransport:
     which spreads load over replicas of one model as well as a shuffle and adapts to a slow replica.
     """
 
+    DOWN_SECONDS = 30.0
+
     def __init__(self, endpoints: Sequence[Endpoint]):
         if not endpoints:
             raise ValueError("OpenAITransport needs at least one endpoint")
@@ -84,6 +87,7 @@ class OpenAITransport:
         self._clients: list[Any] = []
         self._in_flight = [0] * len(self.endpoints)
         self._turn = itertools.count()
+        self._down_until: dict[int, float] = {}
 
     def _clients_for_loop(self) -> list[Any]:
         loop = asyncio.get_running_loop()
@@ -101,17 +105,29 @@ class OpenAITransport:
         if n == 1:
             return 0
         start = next(self._turn) % n
-        return min(((start + k) % n for k in range(n)), key=lambda i: self._in_flight[i])
+        now = time.monotonic()
+        # An endpoint that refused a connection (a dead server answers at once, so it always looks idle) is
+        # left out for DOWN_SECONDS while another is up; its calls, retried, go to the live ones.
+        up = [(start + k) % n for k in range(n) if self._down_until.get((start + k) % n, 0.0) <= now]
+        return min(up or [(start + k) % n for k in range(n)], key=lambda i: self._in_flight[i])
 
     async def __call__(self, messages: list[dict], params: Mapping[str, Any], timeout: float) -> Any:
+        from openai import APIConnectionError, APITimeoutError
+
         clients = self._clients_for_loop()
         i = self._pick()
         self._in_flight[i] += 1
         try:
-            return await clients[i].chat.completions.create(
+            response = await clients[i].chat.completions.create(
                 model=self.endpoints[i].model, messages=messages, timeout=timeout, **params)
+        except APIConnectionError as e:
+            if len(self.endpoints) > 1 and not isinstance(e, APITimeoutError):
+                self._down_until[i] = time.monotonic() + self.DOWN_SECONDS
+            raise
         finally:
             self._in_flight[i] -= 1
+        self._down_until.pop(i, None)
+        return response
 
     async def aclose(self) -> None:
         clients, self._clients, self._loop = self._clients, [], None

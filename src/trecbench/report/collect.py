@@ -158,6 +158,7 @@ class AgreementSection:
     min_common: int = 20
     threshold: int = 1
     missing: Missing | None = None
+    validation: Any = None  # trecbench.qrels.validate.Validation of the newest validation sample, if people judged it
 
 
 @dataclass
@@ -228,6 +229,9 @@ def build_report(workspace: Any, options: ReportOptions | None = None, *, progre
     bar.update()
     bar.set_description_str("judge agreement")
     agreement = agreement_section(ws, options)
+    from trecbench.qrels.validate import report_validation
+
+    agreement.validation = report_validation(ws, threshold=options.threshold)
     bar.update()
     bar.set_description_str("model calls")
     cost = cost_section(ws)

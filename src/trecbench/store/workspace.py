@@ -296,6 +296,12 @@ class Workspace:
                                          (jid,))
         return {(q, d) for q, d in rows}
 
+    def raw_replies(self, judge_id: int) -> list[str | None]:
+        """The model replies kept with judge `judge_id`'s direct successful judgments, one per judgment."""
+        rows = self.connection().execute("SELECT raw_reply FROM judgments WHERE judge_id = ? AND status = 'ok' "
+                                         "AND propagated_from IS NULL ORDER BY id", (judge_id,))
+        return [r[0] for r in rows]
+
     # ---- assessors ----
 
     def add_assessor(self, name: str) -> str:

@@ -179,7 +179,10 @@ def judge_page(request: Request) -> Response:
     terms = query_terms(topic[0]) if topic else []
     others = sorted(set(state.grades.get(docid, {})) - {who})
     holders = sorted(state.leases.get(docid, set()) - {who} - set(others))
-    show_suggestion = request.query_params.get("suggest") == "1"
+    from trecbench.qrels.validate import is_blind
+
+    blind = is_blind(bench.ws, pool.name)  # a validation sample is judged without seeing any model's grade
+    show_suggestion = request.query_params.get("suggest") == "1" and not blind
     return render(
         request, "judge.html", qid=qid, docid=docid, topic=topic, doc=doc, missing=missing,
         title=highlight(doc.title, terms) if doc and doc.title else None,
@@ -191,7 +194,7 @@ def judge_page(request: Request) -> Response:
         next_doc=state.neighbour(docid, who, bench.per_pair, +1),
         show_suggestion=show_suggestion,
         suggestion=queries.model_suggestion(bench.ws, qid, docid) if show_suggestion else None,
-        suggest_href=href("/judge", qid=qid, docid=docid, suggest="1"),
+        suggest_href=None if blind else href("/judge", qid=qid, docid=docid, suggest="1"),
         topic_href=href("/topic", qid=qid), grades=GRADES)
 
 

@@ -14,9 +14,10 @@ from typing import Any, Sequence
 from trecbench.errors import InputError
 from trecbench.llm.errors import ParseError
 from trecbench.llm.parse import final_answer
-from trecbench.llm.prompts import RELEVANCE, clip
+from trecbench.llm.prompts import RELEVANCE, RELEVANCE_MULTI_CRITERIA, clip
 
 GRADED_0_3 = RELEVANCE.instructions
+MULTI_CRITERIA = RELEVANCE_MULTI_CRITERIA
 REPLY_FORMAT = RELEVANCE.reply_format
 
 
@@ -31,7 +32,7 @@ class Prompt:
         return hashlib.sha256((self.instructions + "\n" + REPLY_FORMAT).encode("utf-8")).hexdigest()
 
 
-BUILTIN = {"graded-0-3": Prompt("graded-0-3", GRADED_0_3)}
+BUILTIN = {"graded-0-3": Prompt("graded-0-3", GRADED_0_3), "multi-criteria": Prompt("multi-criteria", MULTI_CRITERIA)}
 
 
 def load_prompt(spec: str | None) -> Prompt:

@@ -48,3 +48,29 @@ def test_the_cli_reference_is_current():
 
     current = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
     assert current == reference(), "docs/cli.md is out of date: python -m trecbench.cli.reference > docs/cli.md"
+
+
+def _short_flags():
+    """{short flag: {(command, long name)}} over every command."""
+    seen: dict[str, set[tuple[str, str]]] = {}
+    for name, command in _commands():
+        for p in command.params:
+            if isinstance(p, click.Option):
+                longs = [o for o in p.opts if o.startswith("--")]
+                for o in p.opts + p.secondary_opts:
+                    if len(o) == 2:
+                        seen.setdefault(o, set()).add((name, longs[0] if longs else o))
+    return seen
+
+
+@pytest.mark.parametrize("flag,meaning", [("-m", "--measure"), ("-q", "--per-topic"), ("-w", "--workspace"),
+                                          ("-o", "--output"), ("-f", "--format")])
+def test_a_short_flag_means_one_thing_in_every_command(flag, meaning):
+    other = sorted((name, long) for name, long in _short_flags().get(flag, set()) if long != meaning)
+    assert not other, f"{flag} is {meaning} in some commands but not in: {other}"
+
+
+def test_every_table_printing_scorer_takes_f_for_its_format():
+    ctx = click.Context(cli)
+    retrieval = cli.get_command(ctx, "eval").get_command(ctx, "retrieval")
+    assert "-f" in next(p for p in retrieval.params if p.name == "fmt").opts

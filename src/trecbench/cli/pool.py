@@ -220,7 +220,7 @@ def stats(pool_file, qrels_path, by, rel_level, fmt) -> None:
 
 @pool.command()
 @click.argument("pool_file", metavar="POOL", type=click.Path(dir_okay=False))
-@click.option("-m", "--model", required=True, help="litellm model name (gpt-4o-mini, anthropic/claude-sonnet-4-5, ...).")
+@click.option("--model", required=True, help="litellm model name (gpt-4o-mini, anthropic/claude-sonnet-4-5, ...).")
 @click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Passages judged per model call.")
 @click.option("-c", "--corpus", "corpus_path", required=True, help="Documents' text (JSONL, TSV, irds:).")
 @click.option("-t", "--topics", "topics_path", required=True, help="Topics' text (TSV, JSONL, irds:).")
@@ -238,7 +238,7 @@ def estimate(pool_file, model, batch, corpus_path, topics_path, input_price, out
     \b
     Example:
       trecbench pool estimate pool.tsv --model gpt-4o-mini --batch 10 --corpus corpus.jsonl --topics topics.tsv
-      trecbench pool estimate pool.tsv -m my-local-model --input-price 0.2 --output-price 0.6 -c corpus.jsonl -t topics.tsv
+      trecbench pool estimate pool.tsv --model my-local-model --input-price 0.2 --output-price 0.6 -c corpus.jsonl -t topics.tsv
     """
     from trecbench.pooling.estimate import UnknownModelError, estimate_cost
     from trecbench.pooling.pool import read_pool

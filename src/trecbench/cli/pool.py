@@ -1,7 +1,6 @@
 """`trecbench pool`: pool runs for judging, describe the pool, estimate judging costs, check reusability."""
 from __future__ import annotations
 
-import sys
 
 import click
 
@@ -59,7 +58,10 @@ def _problems(problems) -> None:
 
 
 def _output(path: str | None):
-    return open(path, "w", encoding="utf-8", newline="\n") if path and path != "-" else sys.stdout
+    """Standard output, or the file written atomically (`trecbench.outputs.open_output`)."""
+    from trecbench.outputs import open_output
+
+    return open_output(path or "-")
 
 
 @click.group(cls=PoolGroup)
@@ -121,12 +123,8 @@ def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, thresh
         raise click.UsageError(f"{e}" + ("; choose another --name" if "already exists" in str(e) else "")) from None
     _problems(result.problems)
     if output is not None or workspace is None:
-        stream = _output(output or "-")
-        try:
+        with _output(output) as stream:
             result.write(stream)
-        finally:
-            if stream is not sys.stdout:
-                stream.close()
     if stored is not None:
         click.echo(f"stored in {workspace} as pool {stored!r}", err=True)
     click.echo(result.summary(), err=True)
@@ -362,10 +360,6 @@ def export_qrels(pool_file, qrels_path, output) -> None:
     from trecbench.qrels.select import propagated_qrels
 
     full, propagated = propagated_qrels(read_qrels(qrels_path), read_pool(pool_file))
-    stream = _output(output)
-    try:
+    with _output(output) as stream:
         write_qrels(full, stream)
-    finally:
-        if stream is not sys.stdout:
-            stream.close()
     click.echo(f"{len(full)} judgments written, {propagated} propagated to duplicates", err=True)

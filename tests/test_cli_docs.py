@@ -8,7 +8,10 @@ import pytest
 
 from trecbench.cli import COMMANDS, cli
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+# the guides: README.md and docs/*.md, but not the generated reference, which lists every command anyway
+GUIDES = README + "".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "cli.md")
 
 
 def _commands():
@@ -23,9 +26,14 @@ def _commands():
 
 
 @pytest.mark.parametrize("name,command", list(_commands()), ids=lambda x: x if isinstance(x, str) else "")
-def test_every_command_has_an_example_and_is_in_the_readme(name, command):
+def test_every_command_has_an_example_and_is_shown_in_a_guide(name, command):
     assert "Example:" in (command.help or ""), f"`trecbench {name} --help` has no Example: block"
-    assert f"trecbench {name}" in README, f"`trecbench {name}` is not shown in README.md"
+    assert f"trecbench {name}" in GUIDES, f"`trecbench {name}` is not shown in README.md or docs/*.md"
+
+
+def test_the_readme_links_every_guide():
+    for guide in sorted((ROOT / "docs").glob("*.md")):
+        assert f"docs/{guide.name}" in README, f"README.md does not link docs/{guide.name}"
 
 
 def test_help_lists_every_command_group(cli_run):
@@ -40,3 +48,29 @@ def test_the_cli_reference_is_current():
 
     current = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
     assert current == reference(), "docs/cli.md is out of date: python -m trecbench.cli.reference > docs/cli.md"
+
+
+def _short_flags():
+    """{short flag: {(command, long name)}} over every command."""
+    seen: dict[str, set[tuple[str, str]]] = {}
+    for name, command in _commands():
+        for p in command.params:
+            if isinstance(p, click.Option):
+                longs = [o for o in p.opts if o.startswith("--")]
+                for o in p.opts + p.secondary_opts:
+                    if len(o) == 2:
+                        seen.setdefault(o, set()).add((name, longs[0] if longs else o))
+    return seen
+
+
+@pytest.mark.parametrize("flag,meaning", [("-m", "--measure"), ("-q", "--per-topic"), ("-w", "--workspace"),
+                                          ("-o", "--output"), ("-f", "--format")])
+def test_a_short_flag_means_one_thing_in_every_command(flag, meaning):
+    other = sorted((name, long) for name, long in _short_flags().get(flag, set()) if long != meaning)
+    assert not other, f"{flag} is {meaning} in some commands but not in: {other}"
+
+
+def test_every_table_printing_scorer_takes_f_for_its_format():
+    ctx = click.Context(cli)
+    retrieval = cli.get_command(ctx, "eval").get_command(ctx, "retrieval")
+    assert "-f" in next(p for p in retrieval.params if p.name == "fmt").opts

@@ -90,3 +90,14 @@ def test_scoring_commands_refuse_an_unwritable_output_with_exit_2(tmp_path, cli_
     r = cli_run(*command, "-o", str(tmp_path / "missing" / "out.txt"))
     assert r.exit_code == 2, r.output
     assert "cannot write the file" in r.output and "Traceback" not in r.output
+
+
+def test_pool_and_export_qrels_refuse_an_unwritable_output_with_exit_2(tmp_path, cli_run):
+    runs = [str(SAMPLE / "runs" / "bm25.txt"), str(SAMPLE / "runs" / "tfidf.txt")]
+    r = cli_run("pool", *runs, "--depth", "5", "-o", str(tmp_path / "missing" / "pool.tsv"))
+    assert r.exit_code == 2 and "cannot write the file" in r.output and "Traceback" not in r.output
+    pool = tmp_path / "pool.tsv"
+    assert cli_run("pool", *runs, "--depth", "5", "-o", str(pool)).exit_code == 0
+    r = cli_run("pool", "export-qrels", str(pool), "--qrels", str(SAMPLE / "qrels.txt"),
+                "-o", str(tmp_path / "missing" / "qrels.txt"))
+    assert r.exit_code == 2 and "cannot write the file" in r.output and "Traceback" not in r.output

@@ -138,7 +138,7 @@ def test_unknown_model_explains_how_to_give_prices(bench, cli_run):
 def test_estimate_reports_documents_missing_from_the_corpus(bench, cli_run):
     run = write(bench["dir"], "ghost.txt", "1 Q0 d1 1 3 G\n1 Q0 ghost 2 2 G\n3 Q0 d2 1 1 G\n")
     cli_run("pool", run, "-o", bench["dir"] / "pool.tsv")
-    result = cli_run("pool", "estimate", bench["dir"] / "pool.tsv", "-m", "gpt-4o-mini", "-c", bench["corpus"],
+    result = cli_run("pool", "estimate", bench["dir"] / "pool.tsv", "--model", "gpt-4o-mini", "-c", bench["corpus"],
                      "-t", bench["topics"])
     assert result.exit_code == 0, result.output
     assert f"{bench['corpus']}: 1 pooled docid(s) not in the corpus, not counted: ghost" in result.stderr

@@ -1,6 +1,49 @@
 """trecbench: build TREC-style benchmarks for private corpora and score systems against them.
 
-The public API is imported lazily so that `import trecbench` (and the CLI) start instantly:
+Every command is a function here; names are imported when first used, so `import trecbench` is instant.
+docs/api.md shows them in use. The API, stage by stage:
+
+Files (each reader raises InputError listing every problem as `path:line: what is wrong`)
+    read_run, write_run, validate_run, trec_order    TREC runs (trec_order: trec_eval's ranking)
+    read_qrels, write_qrels, validate_qrels          TREC qrels
+    read_topics, Topic                               topics: TSV, TREC RAG 2024/2025, JSONL, irds:
+    open_corpus, Document                            JSONL/TSV corpora (offset index) and irds:
+    read_answers                                     RAG answers (TREC RAG 2024/2025 JSONL)
+    read_nuggets, write_nuggets                      nuggets files
+    InputError, Problem                              bad input, one problem per `Problem`
+
+Scoring retrieval (identical to trec_eval 9.0.8 or 10.0)
+    evaluate, score_runs                             runs x measures (ir-measures or trec_eval names)
+    compare_runs                                     paired significance tests against a baseline
+    bm25_run                                         a BM25 baseline run (bm25s or pyserini)
+
+Pooling
+    build_pool, read_pool                            depth-k, fused (rrf, rbp) and adaptive (mtf, maxmean)
+    pool_runs, resume_adaptive                       pooling into a workspace; resuming an adaptive pool
+    leave_one_out, workspace_leave_one_out           is the collection reusable for new systems?
+
+The workspace and its qrels
+    Workspace                                        the bench: judgments, pools, nuggets, model cache
+    workspace_qrels, WorkspaceQrels                  judgments -> qrels (selection + duplicate propagation)
+    propagated_qrels                                 a pool file's duplicates given their group's grade
+    import_qrels                                     record a qrels file as a judge's judgments
+    agreement                                        two judges: kappa, confusion matrix, ranking agreement
+    draw_sample, validate_judges                     is a model judge good enough? (`judge validate`)
+
+Nuggets
+    NuggetStore, workspace_nuggets                   nuggets with history in the workspace
+    draft_extractive                                 draft nuggets from judged documents without a model
+
+Scoring answers, evidence and contexts
+    evaluate_answers, score_assignments              V_strict, V, A_strict, A, W_strict, W
+    read_assignment_files, write_assignments         nugget assignments (ours, AutoNuggetizer's, NIST's)
+    evaluate_evidence, evidence_from_nuggets         EvidenceRecall@k, CompleteEvidence@k, the funnel
+    evaluate_context_recall, read_contexts           context recall by ids, strings or a model
+    duplicate_groups                                 the pool's duplicate groups, one document each
+
+Reports and releases
+    ReportOptions, build_report, write_report        the self-contained HTML report
+    make_release                                     a frozen, hashed benchmark folder
 
     >>> import trecbench
     >>> trecbench.evaluate("qrels.txt", ["run1.txt", "run2.txt"], ["nDCG@10", "R@100"])

@@ -34,8 +34,8 @@ def check(workspace: str) -> None:
     judged = check_judgments(ws, corpus)
     for p in links:
         click.echo(f"nugget\t{p.qid}\t{p.nugget_id}\t{p.docid}\t{p.problem}")
-    for p in judged:
-        click.echo(f"judgment\t{p.qid}\t{p.docid}\t{p.problem}\t{p.judge}")
+    for q in judged:
+        click.echo(f"judgment\t{q.qid}\t{q.docid}\t{q.problem}\t{q.judge}")
     n_links = sum(len({link.docid for g in n.support for link in g}) for ns in store.topics().values() for n in ns)
     click.echo(f"{len(links)} of {n_links} evidence link(s) and {len(judged.problems)} of {judged.checked} judged "
                f"document(s) need a look", err=True)

@@ -55,7 +55,7 @@ def eval_group() -> None:
               help="Depth of the Judged@k check (warn about runs the qrels judge little of).")
 @click.option("--judged-threshold", type=click.FloatRange(0, 1), default=0.9, show_default=True,
               help="Warn when a run's mean Judged@k is below this (0 turns the check off).")
-@click.option("--format", "fmt", type=click.Choice(["table", "trec_eval", "csv", "json"]), default="table",
+@click.option("--format", "-f", "fmt", type=click.Choice(["table", "trec_eval", "csv", "json"]), default="table",
               show_default=True, help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write to this file instead of standard output.")

@@ -1,7 +1,6 @@
 """`trecbench pool`: pool runs for judging, describe the pool, estimate judging costs, check reusability."""
 from __future__ import annotations
 
-import sys
 
 import click
 
@@ -59,7 +58,10 @@ def _problems(problems) -> None:
 
 
 def _output(path: str | None):
-    return open(path, "w", encoding="utf-8", newline="\n") if path and path != "-" else sys.stdout
+    """Standard output, or the file written atomically (`trecbench.outputs.open_output`)."""
+    from trecbench.outputs import open_output
+
+    return open_output(path or "-")
 
 
 @click.group(cls=PoolGroup)
@@ -121,12 +123,8 @@ def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, thresh
         raise click.UsageError(f"{e}" + ("; choose another --name" if "already exists" in str(e) else "")) from None
     _problems(result.problems)
     if output is not None or workspace is None:
-        stream = _output(output or "-")
-        try:
+        with _output(output) as stream:
             result.write(stream)
-        finally:
-            if stream is not sys.stdout:
-                stream.close()
     if stored is not None:
         click.echo(f"stored in {workspace} as pool {stored!r}", err=True)
     click.echo(result.summary(), err=True)
@@ -220,7 +218,7 @@ def stats(pool_file, qrels_path, by, rel_level, fmt) -> None:
 
 @pool.command()
 @click.argument("pool_file", metavar="POOL", type=click.Path(dir_okay=False))
-@click.option("-m", "--model", required=True, help="litellm model name (gpt-4o-mini, anthropic/claude-sonnet-4-5, ...).")
+@click.option("--model", required=True, help="litellm model name (gpt-4o-mini, anthropic/claude-sonnet-4-5, ...).")
 @click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Passages judged per model call.")
 @click.option("-c", "--corpus", "corpus_path", required=True, help="Documents' text (JSONL, TSV, irds:).")
 @click.option("-t", "--topics", "topics_path", required=True, help="Topics' text (TSV, JSONL, irds:).")
@@ -238,7 +236,7 @@ def estimate(pool_file, model, batch, corpus_path, topics_path, input_price, out
     \b
     Example:
       trecbench pool estimate pool.tsv --model gpt-4o-mini --batch 10 --corpus corpus.jsonl --topics topics.tsv
-      trecbench pool estimate pool.tsv -m my-local-model --input-price 0.2 --output-price 0.6 -c corpus.jsonl -t topics.tsv
+      trecbench pool estimate pool.tsv --model my-local-model --input-price 0.2 --output-price 0.6 -c corpus.jsonl -t topics.tsv
     """
     from trecbench.llm.cost import dollars
     from trecbench.pooling.estimate import UnknownModelError, estimate_cost
@@ -363,10 +361,6 @@ def export_qrels(pool_file, qrels_path, output) -> None:
     from trecbench.qrels.select import propagated_qrels
 
     full, propagated = propagated_qrels(read_qrels(qrels_path), read_pool(pool_file))
-    stream = _output(output)
-    try:
+    with _output(output) as stream:
         write_qrels(full, stream)
-    finally:
-        if stream is not sys.stdout:
-            stream.close()
     click.echo(f"{len(full)} judgments written, {propagated} propagated to duplicates", err=True)

@@ -147,7 +147,9 @@ def export(workspace, output, judge, prefer, majority, pool_name, provenance) ->
     frame = result.qrels
     write_qrels(frame[["query_id", "iteration", "doc_id", "relevance"]], output)
     if provenance:
-        frame.to_csv(provenance, sep="\t", index=False)
+        from trecbench.outputs import write_output
+
+        write_output(provenance, frame.to_csv(sep="\t", index=False, lineterminator="\n"))
     click.echo(f"{output}: {len(frame)} judgments over {frame['query_id'].nunique()} topics "
                f"({result.judged} judged, {result.propagated} propagated from duplicates)")
 

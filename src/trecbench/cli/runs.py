@@ -88,7 +88,7 @@ def sort_run(run: str, output: str, runid: str | None) -> None:
 @click.option("--index", "index_dir", type=click.Path(file_okay=False),
               help="Keep the index in this directory and reuse it next time (default: build it afresh).")
 @click.option("--tag", default="bm25", show_default=True, help="Run tag written in the last column.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bars and no summary; only warnings and errors.")
+@click.option("--quiet", is_flag=True, help="No progress bars and no summary; only warnings and errors.")
 def bm25(corpus: str, topics: str, output: str, backend: str, k1: float, b: float, hits: int,
          index_dir: str | None, tag: str, quiet: bool) -> None:
     """Rank the --corpus for every topic with BM25 and write a TREC run.

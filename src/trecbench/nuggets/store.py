@@ -191,7 +191,7 @@ class NuggetStore:
         link hashes the document's current text (None when the workspace has no corpus or lacks it).
         """
         _check_author(author)
-        state = {"qid": str(qid), "text": _text(text), "importance": _importance(importance),
+        state: dict[str, Any] = {"qid": str(qid), "text": _text(text), "importance": _importance(importance),
                  "status": _choice(status, STATUS, "status"), "origin": _choice(origin, ORIGIN, "origin"),
                  "extra": dict(extra or {})}
         self._corpus_or_none()  # opened (and indexed) before the write lock is taken

@@ -100,7 +100,7 @@ class Pool:
                               "doc_id": rows["doc_id"].to_numpy(dtype=object)[np.repeat(np.arange(len(rows)),
                                                                                       rows["n_runs"].to_numpy())]})
         frame = frame.sort_values(["run", "rank"], kind="stable")
-        lists = {r.name: [] for r in self.info.runs}
+        lists: dict[str, list[str]] = {r.name: [] for r in self.info.runs}
         for run, docs in frame.groupby("run", sort=False)["doc_id"]:
             lists.setdefault(str(run), []).extend(docs.tolist())
         return lists
@@ -315,9 +315,9 @@ def write_pool(pool: Pool, path: Union[str, "os.PathLike[str]", io.TextIOBase]) 
     frame.to_csv(body, sep="\t", index=False, lineterminator="\n")
     text = head + body.getvalue()
     if hasattr(path, "write"):
-        path.write(text)  # type: ignore[union-attr]
+        path.write(text)
         return
-    write_output(path, text)  # type: ignore[arg-type]
+    write_output(path, text)
 
 
 def read_pool(path: Union[str, "os.PathLike[str]"]) -> Pool:
@@ -331,8 +331,7 @@ def read_pool(path: Union[str, "os.PathLike[str]"]) -> Pool:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise InputError(where, line, "invalid UTF-8") from None
+        raise InputError(where, data[: e.start].count(b"\n") + 1, "invalid UTF-8") from None
     lines = text.split("\n")
     if not lines or not lines[0].startswith(f"#{POOL_FORMAT} "):
         raise InputError(where, 1, f"not a pool file: the first line must be `#{POOL_FORMAT} {{metadata}}`")
@@ -344,8 +343,8 @@ def read_pool(path: Union[str, "os.PathLike[str]"]) -> Pool:
         raise InputError(where, 2, f"expected the header line: {' '.join(COLUMNS)}")
     problems: list[Problem] = []
     rows: list[list[str]] = []
-    for number, line in enumerate(lines[2:], start=3):
-        line = line.rstrip("\r")
+    for number, raw in enumerate(lines[2:], start=3):
+        line = raw.rstrip("\r")
         if not line:
             continue
         cells = line.split("\t")

@@ -85,7 +85,7 @@ def verify_release(folder: str | os.PathLike, corpus: Any = None, *, progress: A
     if corpus is not None and isinstance(corpus, (str, os.PathLike)):
         from trecbench.corpus import open_corpus
 
-        corpus = open_corpus(corpus)
+        corpus = open_corpus(os.fspath(corpus))
     result = Verification(root, str(manifest.get("version", "")), digest)
     bar.total = len(files) + (len(documents) if corpus is not None else 0)
     bar.refresh()

@@ -49,7 +49,7 @@ def _judged_walk(d: Derived):
     rel = d.rel
     nonrel = (rel >= 0) & (rel < d.level)
     unjudged = rel == UNJUDGED
-    nonrel_before = np.cumsum(nonrel, axis=1) - nonrel
+    nonrel_before: np.ndarray = np.cumsum(nonrel, axis=1) - nonrel
     unjudged_before = np.cumsum(unjudged, axis=1) - unjudged
     return nonrel_before, unjudged_before
 

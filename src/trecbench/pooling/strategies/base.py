@@ -13,7 +13,7 @@ A static strategy also gives every candidate of a whole pool a priority in one v
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
@@ -42,7 +42,9 @@ class Strategy(ABC):
 
     def params(self) -> dict[str, Any]:
         """The parameters this strategy was made with (stored in the pool's metadata)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)} if hasattr(self, "__dataclass_fields__") else {}
+        if not is_dataclass(self):
+            return {}
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True)

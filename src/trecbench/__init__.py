@@ -30,6 +30,11 @@ The workspace and its qrels
     agreement                                        two judges: kappa, confusion matrix, ranking agreement
     draw_sample, validate_judges                     is a model judge good enough? (`judge validate`)
 
+Models
+    ModelConfig, LLM, Budget                         which model and how; the client; a --max-cost limit
+    judge_pool                                       grade a workspace's pool with a model (`judge llm`)
+    draft_nuggets                                    draft nuggets with a model or extractively (`nuggets draft`)
+
 Nuggets
     NuggetStore, workspace_nuggets                   nuggets with history in the workspace
     draft_extractive                                 draft nuggets from judged documents without a model

@@ -123,14 +123,29 @@ def test_every_request_is_bounded_and_asks_for_structured_output(bench, llm_serv
         assert body["response_format"]["json_schema"]["schema"] == RELEVANCE.schema
 
 
-def test_a_server_refusing_the_schema_is_asked_in_words_only(bench, llm_server, cli_run):
-    llm_server.script(status(400, message="response_format json_schema is not supported"), then=grades((1, 3)))
+def test_a_server_refusing_both_schema_forms_is_asked_in_words_only(bench, llm_server, cli_run):
+    refused = status(400, message="response_format json_schema is not supported")
+    llm_server.script(refused, refused, then=grades((1, 3)))
     r = cli_run(*judge_args(bench, llm_server, "--limit", "2", "--concurrency", "1"))
     assert r.exit_code == 0, r.output
     assert [g for _, _, g, _, _ in rows(bench)] == [3, 3]
-    assert "response_format" in llm_server.requests[0]
-    assert all("response_format" not in body for body in llm_server.requests[1:])
-    assert len(llm_server.requests) == 3  # the refused request, then one per document
+    assert llm_server.requests[0]["response_format"]["type"] == "json_schema"
+    assert llm_server.requests[1]["response_format"]["type"] == "json_object"
+    assert all("response_format" not in body for body in llm_server.requests[2:])
+    assert len(llm_server.requests) == 4  # the two refused forms, then one per document
+
+
+def test_a_server_taking_only_json_object_gets_the_schema_in_that_form(bench, llm_server, cli_run):
+    # llama-cpp-python's server: HTTP 500 naming response_format for `json_schema`, takes `json_object` + schema
+    refusal = status(500, message="1 validation error: ('body', 'response_format', 'type') Input should be "
+                                  "'text' or 'json_object'")
+    llm_server.script(lambda body: refusal if body["response_format"]["type"] == "json_schema" else ok(grades((1, 3))))
+    r = cli_run(*judge_args(bench, llm_server, "--limit", "2", "--concurrency", "1"))
+    assert r.exit_code == 0, r.output
+    assert [g for _, _, g, _, _ in rows(bench)] == [3, 3]
+    later = [body for body in llm_server.requests if body["response_format"]["type"] == "json_object"]
+    assert len(later) == 2  # one per document, once the server refused the other form
+    assert all(body["response_format"]["schema"] == RELEVANCE.schema for body in later), later[0]["response_format"]
 
 
 def test_a_reply_cut_by_length_is_asked_again_with_a_larger_bound_not_parsed(bench, llm_server, cli_run):

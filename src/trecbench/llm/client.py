@@ -162,6 +162,9 @@ class LLM:
                 check_model_name(model)
         self._structured = (config.structured_output if config.structured_output is not None
                             else structured_output_setting())
+        # How a schema is sent: OpenAI's `json_schema` (OpenAI, vLLM, llama.cpp's own server), else the
+        # `json_object` + `schema` form that llama-cpp-python's server takes; a refusal moves down the list.
+        self._schema_style = "json_schema"
         # Price with the group's name when it has one, else with the (first) deployment's model.
         candidates = [config.model] + [d["model"] for d in self._deployments]
         priced = [m for m in candidates if is_priced(m)]
@@ -238,7 +241,10 @@ class LLM:
                     if self.budget:
                         self.budget.release(reserved)
                     if "response_format" in sent and _refuses_schema(exc):
-                        self._structured = False  # this server does not take a schema: ask in words only
+                        if self._schema_style == "json_schema":
+                            self._schema_style = "json_object"  # try the other form a server may take
+                        else:
+                            self._structured = False  # this server takes no schema: ask in words only
                         continue
                     self._log(CallRecord(key, self.config.model, False, error=str(exc), attempts=exc.attempts,
                                          latency_ms=(time.monotonic() - started) * 1000, purpose=purpose,
@@ -299,7 +305,10 @@ class LLM:
         if turn > 0 and float(params.get("temperature") or 0.0) < REASK_TEMPERATURE:
             params["temperature"] = REASK_TEMPERATURE
         if schema is not None and self.uses_structured_output():
-            params["response_format"] = {"type": "json_schema", "json_schema": dict(schema)}
+            if self._schema_style == "json_schema":
+                params["response_format"] = {"type": "json_schema", "json_schema": dict(schema)}
+            else:
+                params["response_format"] = {"type": "json_object", "schema": dict(schema)["schema"]}
         return params
 
     async def complete(self, messages: str | Messages, *, purpose: str = "", use_cache: bool = True,
@@ -496,6 +505,7 @@ def _longer(params: Mapping[str, Any]) -> dict:
 
 
 def _refuses_schema(exc: ModelCallError) -> bool:
-    """True when a server answered 4xx to a request because of its `response_format`."""
+    """True when a server refused a request because of its `response_format` (4xx, or a 500 that names it:
+    llama-cpp-python's server answers 500 to a request its validation rejects)."""
     text = str(exc).lower()
-    return exc.status in (400, 415, 422, 501) and any(w in text for w in ("response_format", "json_schema", "schema"))
+    return exc.status in (400, 415, 422, 500, 501) and any(w in text for w in ("response_format", "json_schema"))

@@ -31,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from trecbench._progress import SilentProgress
 from trecbench.errors import InputError
 
 FORMAT = "trecbench-release/1"
@@ -50,19 +51,6 @@ class ReleaseSummary:
     manifest: dict
     manifest_sha256: str
     warnings: list[str] = field(default_factory=list)
-
-
-class _Silent:
-    total = None
-
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def set_description_str(self, text: str) -> None:
-        pass
-
-    def refresh(self) -> None:
-        pass
 
 
 def file_sha256(path: Path) -> str:
@@ -92,7 +80,7 @@ def make_release(workspace: Any, version: str, output: str | os.PathLike | None 
     from trecbench.qrels.select import workspace_qrels
     from trecbench.store import Workspace
 
-    bar = progress if progress is not None else _Silent()
+    bar = progress if progress is not None else SilentProgress()
     if not isinstance(version, str) or not _VERSION.fullmatch(version):
         raise ReleaseError(f"version {version!r}: use letters, digits, '.', '_' or '-' (for example v1 or 2025.1)")
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
@@ -239,7 +227,7 @@ def hash_documents(corpus: Any, docids: list[str], bar: Any = None) -> tuple[dic
     """{docid: sha256 of its text} (None for a document the corpus lacks), and the missing docids."""
     from trecbench.store import text_hash
 
-    bar = bar if bar is not None else _Silent()
+    bar = bar if bar is not None else SilentProgress()
     out: dict[str, str | None] = {}
     missing = []
     for docid in docids:

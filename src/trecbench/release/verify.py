@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from trecbench._progress import SilentProgress
 from trecbench.errors import InputError
-from trecbench.release.bundle import FORMAT, MANIFEST, _Silent, file_sha256
+from trecbench.release.bundle import FORMAT, MANIFEST, file_sha256
 
 
 class FileProblem(NamedTuple):
@@ -77,7 +78,7 @@ def verify_release(folder: str | os.PathLike, corpus: Any = None, *, progress: A
     """
     from trecbench.store import text_hash
 
-    bar = progress if progress is not None else _Silent()
+    bar = progress if progress is not None else SilentProgress()
     root = Path(folder)
     manifest, digest = read_manifest(root)
     files: dict[str, dict] = manifest["files"]

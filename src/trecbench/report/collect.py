@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from trecbench._progress import SilentProgress
 from trecbench.errors import InputError
 from trecbench.report.scores import ScoreTable, score_table
 
@@ -180,21 +181,6 @@ class Report:
     cost: CostSection
 
 
-class _Silent:
-    """Stands in for a progress bar (tqdm's interface) when none is given."""
-
-    total = None
-
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def set_description_str(self, text: str) -> None:
-        pass
-
-    def refresh(self) -> None:
-        pass
-
-
 SECTIONS = 6  # progress steps besides two per run: qrels, answers, evidence, pool, agreement, model calls
 
 
@@ -206,7 +192,7 @@ def build_report(workspace: Any, options: ReportOptions | None = None, *, progre
     from trecbench.store import Workspace
 
     options = options or ReportOptions()
-    bar = progress if progress is not None else _Silent()
+    bar = progress if progress is not None else SilentProgress()
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     _check_measures(options.measures)
     sources = discover_runs(ws, options.runs, include_workspace=options.workspace_runs)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+from pathlib import Path
 import warnings
 
 import pandas as pd
@@ -197,3 +198,12 @@ def test_a_topic_without_grades_of_zero_or_more_is_scored_where_trec_eval_stops(
     assert result.exit_code == 0
     assert result.stdout.splitlines() == ["map                   \t1\t0.0000", "map                   \t2\t1.0000",
                                           "map                   \tall\t0.5000"]
+
+
+@pytest.mark.parametrize("measure", ["P@0", "P.0", "ndcg_cut.0", "recall.-5"])
+def test_a_measure_parameter_out_of_range_is_exit_2_without_a_traceback(cli_run, measure):
+    sample = Path(__file__).resolve().parents[1] / "src" / "trecbench" / "sample"
+    r = cli_run("eval", "retrieval", "--qrels", str(sample / "qrels.txt"), str(sample / "runs" / "bm25.txt"),
+                "-m", measure)
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and "Invalid value for '-m'" in r.output

@@ -58,6 +58,12 @@ def parse_measures(names: list[str], version: int = 9, notes: list[str] | None =
                     continue
             seen[key] = len(requests)
             requests.append(req)
+    for req in requests:  # parameters are checked here, before any file is read
+        if req.raw is not None:
+            try:
+                REGISTRY[req.family].parse(req.raw)
+            except ValueError as e:
+                raise MeasureError(f"{req.label or req.family}: {e}") from None
     return requests
 
 

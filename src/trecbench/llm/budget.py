@@ -5,6 +5,7 @@ import threading
 from dataclasses import dataclass
 
 from trecbench.llm.errors import BudgetExceeded
+from trecbench.llm.records import Usage
 
 __all__ = ["Budget", "BudgetExceeded", "Estimate", "Plan"]
 
@@ -25,25 +26,9 @@ class Estimate:
     cached: bool = False
 
 
-@dataclass(frozen=True)
-class Plan:
-    """Totals of a dry run: calls that would go to the model and those the cache would answer."""
-
-    calls: int = 0
-    cached: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-    unpriced: int = 0
-
-    def add(self, e: Estimate) -> "Plan":
-        """This plan with one more estimated call."""
-        if e.cached:
-            return Plan(self.calls, self.cached + 1, self.prompt_tokens, self.completion_tokens, self.cost,
-                        self.unpriced)
-        return Plan(self.calls + 1, self.cached, self.prompt_tokens + e.prompt_tokens,
-                    self.completion_tokens + e.completion_tokens, self.cost + e.cost,
-                    self.unpriced + int(not e.cost_known))
+# A dry run's totals are the usage of calls not made yet: the same record as a run's (`Usage.add` adds an
+# Estimate to it), under the name dry runs have always used.
+Plan = Usage
 
 
 class Budget:

@@ -91,6 +91,13 @@ class Usage:
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(*(a + b for a, b in zip(self._values(), other._values())))
 
+    def add(self, e: Any) -> "Usage":
+        """This usage with one more estimated call (`trecbench.llm.budget.Estimate`): what a dry run plans."""
+        if e.cached:
+            return self + Usage(cached=1)
+        return self + Usage(calls=1, prompt_tokens=e.prompt_tokens, completion_tokens=e.completion_tokens,
+                            cost=e.cost, unpriced=int(not e.cost_known))
+
     def _values(self) -> tuple:
         return (self.calls, self.cached, self.failed, self.attempts, self.prompt_tokens,
                 self.completion_tokens, self.cost, self.unpriced)

@@ -65,6 +65,17 @@ def json_id(value: object) -> str | None:
     return str(value).strip()
 
 
+def record_id(record: dict, keys: tuple[str, ...]) -> tuple[str | None, str | None, str]:
+    """(the field used, the id, "") from the first of `keys` a JSON record has, or (field, None, why)."""
+    key = next((k for k in keys if k in record), None)
+    if key is None:
+        return None, None, f"missing id field (one of {', '.join(keys)})"
+    value = json_id(record[key])
+    if value is None:
+        return key, None, f"field {key!r} must be a non-empty string or integer"
+    return key, value, ""
+
+
 def looks_like_jsonl(path: Path) -> bool:
     """Tell JSONL from TSV: by extension (`.jsonl`/`.json`/`.ndjson`, `.tsv`), else by a leading `{`."""
     name = path.name.lower().removesuffix(".gz")

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
-from trecbench._lines import iter_lines, json_id, looks_like_jsonl, read_line_at
+from trecbench._lines import iter_lines, looks_like_jsonl, read_line_at, record_id
 from trecbench.errors import InputError, Problem
 
 ID_KEYS = ("id", "docid", "_id", "doc_id")
@@ -130,12 +130,9 @@ def _parse(layout: str, text: str) -> tuple[Document | None, str]:
 
 
 def _from_record(record: dict[str, Any]) -> tuple[Document | None, str]:
-    id_key = next((k for k in ID_KEYS if k in record), None)
-    if id_key is None:
-        return None, f"missing id field (one of {', '.join(ID_KEYS)})"
-    docid = json_id(record[id_key])
+    _, docid, why = record_id(record, ID_KEYS)
     if docid is None:
-        return None, f"field {id_key!r} must be a non-empty string or integer"
+        return None, why
     text_key = next((k for k in TEXT_KEYS if k in record), None)
     if text_key is None:
         return None, f"missing text field (one of {', '.join(TEXT_KEYS)}) for docid {docid!r}"

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from trecbench._lines import iter_json_objects, iter_lines, json_id, looks_like_jsonl
+from trecbench._lines import iter_json_objects, iter_lines, looks_like_jsonl, record_id
 from trecbench.errors import InputError, Problem
 
 ID_KEYS = ("qid", "query_id", "id", "topic_id")
@@ -100,12 +100,9 @@ def _parse_jsonl(path: Path) -> Iterator[tuple[int, Topic | None, str]]:
 
 def _topic_from_record(record: dict[str, Any], text: str | None = None) -> tuple[Topic | None, str]:
     """Build a Topic from one record (JSON object or ir_datasets query); return (topic, "") or (None, why)."""
-    id_key = next((k for k in ID_KEYS if k in record), None)
-    if id_key is None:
-        return None, f"missing id field (one of {', '.join(ID_KEYS)})"
-    qid = json_id(record[id_key])
+    id_key, qid, why = record_id(record, ID_KEYS)
     if qid is None:
-        return None, f"field {id_key!r} must be a non-empty string or integer"
+        return None, why
     text_key = next((k for k in TEXT_KEYS if k in record), None)
     if text is None:
         if text_key is None:

@@ -171,13 +171,7 @@ def draft_extractive(ws: Workspace, settings: ExtractiveSettings = ExtractiveSet
             problems.append("none of its relevant documents is in the corpus")
         nuggets = [Nugget(n.id, qid, n.text, n.importance, n.support, n.status, n.origin, n.extra)
                    for n in draft_topic(question, docs, settings)]
-        stored = store.replace_drafts(qid, nuggets, author=AUTHOR, keep=settings.keep)
-        ws.finish_draft(qid, DRAFTER, problems, len(stored))
-        report.nuggets += len(stored)
-        if problems:
-            report.incomplete[qid] = problems
-        else:
-            report.complete.append(qid)
+        report.finish(ws, store, qid, DRAFTER, nuggets, problems, author=AUTHOR, keep=settings.keep)
         if on_progress:
             on_progress(report, qid)
     return report

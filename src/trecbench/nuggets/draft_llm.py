@@ -187,13 +187,7 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
             problems.insert(0, "not a topic of the workspace: drafted from its id alone")
         if not docs:
             problems.append("none of its relevant documents is in the corpus")
-        stored = store.replace_drafts(qid, nuggets, author=author, keep=settings.keep)
-        ws.finish_draft(qid, drafter, problems, len(stored))
-        report.nuggets += len(stored)
-        if problems:
-            report.incomplete[qid] = problems
-        else:
-            report.complete.append(qid)
+        report.finish(ws, store, qid, drafter, nuggets, problems, author=author, keep=settings.keep)
 
     async def worker() -> None:
         while not stop.is_set():

@@ -38,6 +38,18 @@ class DraftReport:
         """Add an llm Outcome's replies to the totals."""
         self.usage += Usage.of(outcome.completions)
 
+    def finish(self, ws: Workspace, store, qid: str, drafter: str, nuggets: list, problems: list[str], *,
+               author: str, keep: int | None) -> list:
+        """Store a topic's new drafts (people's work kept), close its drafting run, count it; the stored nuggets."""
+        stored = store.replace_drafts(qid, nuggets, author=author, keep=keep)
+        ws.finish_draft(qid, drafter, problems, len(stored))
+        self.nuggets += len(stored)
+        if problems:
+            self.incomplete[qid] = problems
+        else:
+            self.complete.append(qid)
+        return stored
+
 
 def draft_states(ws: Workspace, drafter: str) -> dict[str, str]:
     """{qid: running | complete | incomplete} of this drafter's earlier runs."""

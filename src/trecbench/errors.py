@@ -1,7 +1,9 @@
 """Bad input is reported one way: `path:line: what is wrong`, every problem at once."""
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from typing import Iterable, NamedTuple, Sized, TypeVar
+
+T = TypeVar("T", bound=Sized)
 
 
 class Problem(NamedTuple):
@@ -43,3 +45,12 @@ class InputError(Exception):
 
     def __str__(self) -> str:
         return "\n".join(str(p) for p in self.problems)
+
+
+def checked(items: T, problems: list[Problem], where: str, what: str) -> T:
+    """The end of every reader: `items`, or an InputError with every problem (an empty file is one: no `what`)."""
+    if not items and not problems:
+        problems.append(Problem(where, 0, f"no {what} found"))
+    if problems:
+        raise InputError.of(problems)
+    return items

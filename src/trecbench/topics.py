@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from trecbench._lines import iter_json_objects, iter_lines, looks_like_jsonl, record_id
-from trecbench.errors import InputError, Problem
+from trecbench.errors import InputError, Problem, checked
 
 ID_KEYS = ("qid", "query_id", "id", "topic_id")
 TEXT_KEYS = ("text", "query", "title")
@@ -63,11 +63,7 @@ def _collect(where: str, parsed: Iterable[tuple[int, Topic | None, str]]) -> lis
         else:
             first_line[topic.qid] = line
             topics.append(topic)
-    if not topics and not problems:
-        problems.append(Problem(where, 0, "no topics found"))
-    if problems:
-        raise InputError.of(problems)
-    return topics
+    return checked(topics, problems, where, "topics")
 
 
 def _parse_tsv(path: Path) -> Iterator[tuple[int, Topic | None, str]]:

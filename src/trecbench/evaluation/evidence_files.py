@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Union
 
-from trecbench.errors import InputError, Problem
+from trecbench.errors import InputError, Problem, checked
 from trecbench.evaluation.jsonl import record_id, topic_records
 from trecbench.nuggets.model import Support, normalise_support
 
@@ -98,11 +98,7 @@ def read_evidence(path: PathLike) -> list[EvidenceItem]:
         from trecbench.nuggets.io import read_nuggets
 
         return evidence_from_nuggets(read_nuggets(path))
-    if not items and not problems:
-        problems.append(Problem(where, 0, "no evidence items found"))
-    if problems:
-        raise InputError.of(problems)
-    return items
+    return checked(items, problems, where, "evidence items")
 
 
 def evidence_from_nuggets(topics: Iterable[Any]) -> list[EvidenceItem]:

@@ -11,7 +11,7 @@ from typing import Union
 
 import pandas as pd
 
-from trecbench.errors import InputError, Problem
+from trecbench.errors import Problem, checked
 from trecbench.evaluation.jsonl import record_id, topic_records
 
 PathLike = Union[str, Path]
@@ -49,11 +49,7 @@ def read_references(path: PathLike) -> dict[str, Reference]:
         out[qid] = Reference(qid, tuple(dict.fromkeys(str(record_id(x)) for x in ids)),
                              tuple(t for t in texts if t.strip()), answer if answer and answer.strip() else None,
                              question if isinstance(question, str) and question.strip() else None)
-    if not out and not problems:
-        problems.append(Problem(where, 0, "no references found"))
-    if problems:
-        raise InputError.of(problems)
-    return out
+    return checked(out, problems, where, "references")
 
 
 def references_from_qrels(qrels: PathLike | pd.DataFrame, rel_level: int = 1) -> dict[str, Reference]:

@@ -18,7 +18,7 @@ from typing import Any, Iterable, TextIO, Union
 
 from trecbench._lines import iter_json_objects, json_id
 from trecbench.outputs import write_output
-from trecbench.errors import InputError, Problem
+from trecbench.errors import Problem, checked
 from trecbench.nuggets.model import IMPORTANCE, ORIGIN, STATUS, Nugget, TopicNuggets, normalise_support
 
 PathLike = Union[str, Path]
@@ -45,11 +45,7 @@ def read_nuggets(path: PathLike) -> list[TopicNuggets]:
             continue
         first_line[topic.qid] = number
         topics.append(topic)
-    if not topics and not problems:
-        problems.append(Problem(where, 0, "no topics found"))
-    if problems:
-        raise InputError.of(problems)
-    return topics
+    return checked(topics, problems, where, "topics")
 
 
 def _topic(record: dict[str, Any]) -> tuple[TopicNuggets | None, list[str]]:

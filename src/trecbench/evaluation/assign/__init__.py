@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Protocol, TextIO, Union
 
 from trecbench.outputs import write_output
-from trecbench.errors import InputError, Problem
+from trecbench.errors import InputError, Problem, checked
 
 SUPPORT, PARTIAL, NOT = "support", "partial_support", "not_support"
 LABELS = (SUPPORT, PARTIAL, NOT)
@@ -178,11 +178,7 @@ def read_assignments(path: PathLike, *, run_id: str | None = None) -> list[Topic
         error = "" if all(a.label is not None for a in labels) else str(record.get("error") or "assignment failed")
         answered = record.get("answered", True) is not False
         out.append(TopicAssignment(run, qid, tuple(labels), error, answered, (where, number)))
-    if not out and not problems:
-        problems.append(Problem(where, 0, "no assignments found"))
-    if problems:
-        raise InputError.of(problems)
-    return out
+    return checked(out, problems, where, "assignments")
 
 
 def read_assignment_files(paths: Iterable[PathLike]) -> list[TopicAssignment]:

@@ -91,6 +91,23 @@ def test_pair_lookup_finds_exactly_the_listed_pairs():
     assert not has_repeats(Ids.of(["1", "1", "2"]), Ids.of(["a", "b", "a"]))
 
 
+@pytest.mark.parametrize("lines", [1, 3, 1000])
+def test_repeated_pairs_are_found_when_checked_a_stretch_of_topics_at_a_time(monkeypatch, lines):
+    import trecbench._columns as columns
+
+    monkeypatch.setattr(columns, "_LINES", lines)
+    topics = ["1"] * 4 + ["2"] * 3 + ["10"] * 5
+    docs = ["a", "b", "c", "d", "a", "b", "c", "a", "b", "c", "d", "e"]  # the same docids in other topics only
+    assert not has_repeats(Ids.of(topics), Ids.of(docs))
+    for row in range(1, len(docs)):  # a docid twice in one topic, wherever it is
+        twice = docs.copy()
+        twice[row] = docs[row - 1] if topics[row] == topics[row - 1] else docs[row]
+        assert has_repeats(Ids.of(topics), Ids.of(twice)) == (topics[row] == topics[row - 1])
+    # a topic that comes back later: its two stretches are checked together
+    assert has_repeats(Ids.of(topics + ["1"]), Ids.of(docs + ["d"]))
+    assert not has_repeats(Ids.of(topics + ["1"]), Ids.of(docs + ["z"]))
+
+
 def _tricky_run(rnd: random.Random, topics: list[str]) -> tuple[str, str]:
     prefix = "msmarco_passage_00_"  # ids longer than one word, sharing their first words
     qrels, run = [], []
@@ -174,6 +191,42 @@ def test_large_runs_scored_in_blocks_of_topics_give_the_same_numbers(tmp_path, s
     blocks = score_run(run, qrels, requests, slice_lines=slice_lines)
     assert blocks.topics == whole.topics and blocks.unjudged == whole.unjudged == ["unjudged0", "unjudged1", "unjudged2"]
     for a, b in zip(whole.scores, blocks.scores):
+        assert (a.name, a.label, a.summary) == (b.name, b.label, b.summary)
+        if a.values is not None:
+            assert a.values.tolist() == b.values.tolist()
+
+
+@pytest.mark.parametrize("missing_topics", ["zero", "skip"])
+@pytest.mark.parametrize("slice_lines", [1, 30, 100])
+def test_runs_listing_each_topic_together_are_scored_in_stretches_of_the_file(tmp_path, slice_lines, missing_topics):
+    from trecbench.evaluation.engine import score_run
+    from trecbench.evaluation.names import parse_measures
+    from trecbench.evaluation.rankings import qrels_table, read_qrels_columns, read_run_columns, topic_slices
+
+    rnd = random.Random(23)
+    qrels_text, run_text = _tricky_run(rnd, ["10", "9", "101", "t1", "t\u00e9", "x", "absent"])
+    lines = run_text.split("\r\n")[:-1]
+    by_topic: dict[str, list[str]] = {}
+    for line in lines:
+        if not line.startswith("absent "):
+            by_topic.setdefault(line.split()[0], []).append(line)
+    # topics together, in an order that is not trec_eval's, with an unjudged topic between two of them
+    grouped = by_topic["t1"] + by_topic["10"] + ["unjudged Q0 d1 1 1.0 tricky"] + by_topic["x"] + by_topic["101"] \
+        + by_topic["t\u00e9"] + by_topic["9"]
+    (tmp_path / "qrels.txt").write_text(qrels_text, encoding="utf-8")
+    (tmp_path / "run.txt").write_text("\n".join(grouped) + "\n", encoding="utf-8")
+    shuffled = rnd.sample(grouped, len(grouped))
+    (tmp_path / "shuffled.txt").write_text("\n".join(shuffled) + "\n", encoding="utf-8")
+    qrels = read_qrels_columns(tmp_path / "qrels.txt")
+    run = read_run_columns(tmp_path / "run.txt")
+    requests = parse_measures(["all_trec", "Judged@10", "RR@3"])
+    blocks, unjudged = topic_slices(run, qrels_table(qrels), slice_lines)
+    assert all(isinstance(b, slice) for b in blocks) and len(blocks) > 1 and unjudged == ["unjudged"]
+    whole = score_run(read_run_columns(tmp_path / "shuffled.txt"), qrels, requests, missing_topics=missing_topics)
+    parts = score_run(run, qrels, requests, slice_lines=slice_lines, missing_topics=missing_topics)
+    assert parts.topics == whole.topics == sorted(whole.topics) and parts.unjudged == ["unjudged"]
+    assert parts.missing == whole.missing == (["absent"] if missing_topics == "zero" else [])
+    for a, b in zip(whole.scores, parts.scores):
         assert (a.name, a.label, a.summary) == (b.name, b.label, b.summary)
         if a.values is not None:
             assert a.values.tolist() == b.values.tolist()

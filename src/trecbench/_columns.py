@@ -38,14 +38,16 @@ class Ids(NamedTuple):
         if w.shape[1] == 1:
             return w[:, 0]
         h = w[:, 0].copy()
+        step = np.empty_like(h)  # one temporary, reused: a column of 7M ids costs 2 arrays, not 4
         for i in range(1, w.shape[1]):
-            h += w[:, i] * np.uint64(pow(int(_HASH), i, 1 << 64))
+            np.multiply(w[:, i], np.uint64(pow(int(_HASH), i, 1 << 64)), out=step)
+            h += step
         return h
 
     def __len__(self) -> int:
         return self.words.shape[0]
 
-    def take(self, index: np.ndarray) -> Ids:
+    def take(self, index: np.ndarray | slice) -> Ids:
         return Ids(self.words[index])
 
     def to_arrow(self):
@@ -86,6 +88,15 @@ def _widen(words: np.ndarray, k: int) -> np.ndarray:
     out = np.zeros((words.shape[0], k), dtype=np.uint64)
     out[:, : words.shape[1]] = words
     return out
+
+
+def stretch_starts(ids: Ids) -> np.ndarray:
+    """Where each stretch of equal ids starts (row 0, and every row whose id differs from the row before)."""
+    n = len(ids)
+    change = np.ones(n, dtype=bool)
+    if n > 1:
+        change[1:] = (ids.words[1:] != ids.words[:-1]).any(axis=1)
+    return np.flatnonzero(change)
 
 
 def _words(matrix: np.ndarray) -> np.ndarray:
@@ -535,18 +546,44 @@ def last_line(source: BinaryIO) -> bytes:
 
 
 def has_repeats(first: Ids, second: Ids) -> bool:
-    """Whether some (first, second) pair occurs on two rows (a docid twice within a topic)."""
+    """Whether some (first, second) pair occurs on two rows (a docid twice within a topic).
+
+    Files list a topic's rows together; then each stretch of about _LINES rows of whole topics is
+    checked alone, so memory holds one stretch's keys.
+    """
+    return any(_repeats_in(first.take(part), second.take(part)) for part in _grouped_parts(first))
+
+
+_LINES = 1 << 20  # rows handled at a time where a whole column is not needed
+
+
+def _grouped_parts(first: Ids) -> list[slice]:
+    """Stretches of rows, each holding whole groups of equal `first` ids and together covering every row,
+    when each id's rows are together; else one stretch of all rows."""
     n = len(first)
-    if n < 2:
+    if n <= _LINES:
+        return [slice(0, n)]
+    starts = stretch_starts(first)
+    if len(np.unique(first.words[starts], axis=0)) != len(starts):  # an id comes back later
+        return [slice(0, n)]
+    block = starts // _LINES
+    cut = starts[np.flatnonzero(np.diff(block)) + 1]
+    bounds = np.concatenate(([0], cut, [n]))
+    return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _repeats_in(first: Ids, second: Ids) -> bool:
+    if len(first) < 2:
         return False
-    key = first.key * _PAIR ^ second.key
+    key = pair_keys(first.key, second)
     key.sort()
     if not (key[1:] == key[:-1]).any():
         return False
-    key = first.key * _PAIR ^ second.key
+    key = pair_keys(first.key, second)
     order = np.argsort(key)
     ordered = key[order]
     same = ordered[1:] == ordered[:-1]
     rows = np.unique(np.concatenate((order[1:][same], order[:-1][same])))
     pairs = list(zip(first.take(rows).strings(), second.take(rows).strings()))
     return len(set(pairs)) < len(pairs)
+

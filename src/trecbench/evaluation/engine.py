@@ -131,8 +131,7 @@ def score_run(
     for rows in slices:
         derived: dict[int, Derived] = {}
         for level in levels:
-            rk = form_rankings(run, tables[level], depth=depth, float32_scores=(version < 10),
-                               keep_docids=any(r.extra for r in ordered), rows=rows)
+            rk = form_rankings(run, tables[level], depth=depth, float32_scores=(version < 10), rows=rows)
             derived[level] = Derived(condensed(rk) if judged_only else rk, version)
         first_rk = derived[levels[0]].r
         evaluated.extend(first_rk.qids.tolist())
@@ -152,7 +151,7 @@ def score_run(
     if missing_topics == "zero":
         topics = all_qids
     else:
-        topics = evaluated
+        topics = sorted(evaluated)  # blocks of topics come in file order
         missing = [] if missing_topics == "skip" else missing
     n = len(topics)
     result = RunScores(runid, topics, missing if missing_topics == "zero" else [])

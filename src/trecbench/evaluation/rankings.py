@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Union
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from trecbench._columns import (
     open_plain,
     sort_order,
     split_fields,
+    stretch_starts,
 )
 
 NONPOOL = -1
@@ -153,46 +154,60 @@ def qrels_table(qrels: Any, rel_level: int = 1) -> QrelsTable:
     return QrelsTable(qids, levels, num_rel, num_nonrel, topics, PairIndex.build(qrow, cols.doc), grade, rel_level)
 
 
-def _topic_rows(qid: Ids, topics: Dictionary) -> tuple[np.ndarray, list[str]]:
-    """Each line's row in the qrels topics (-1 if not judged), and the run's unjudged topics.
-
-    Runs list a topic's lines together, so ids are looked up once per stretch of equal ids.
-    """
-    n = len(qid)
-    if not n:
-        return np.zeros(0, dtype=np.int64), []
-    change = np.ones(n, dtype=bool)
-    change[1:] = (qid.words[1:] != qid.words[:-1]).any(axis=1)
-    first = np.flatnonzero(change)
+def _stretches(qid: Ids, topics: Dictionary) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """Where each stretch of equal topic ids starts, its length, its row in the qrels topics (-1 if not
+    judged), and the run's unjudged topics. Runs list a topic's lines together: ids are looked up once
+    per stretch."""
+    first = stretch_starts(qid)
     heads = qid.take(first)
     rows = topics.find(heads)
-    lengths = np.diff(np.append(first, n))
     unjudged = sorted(set(heads.take(np.flatnonzero(rows < 0)).strings()))
+    return first, np.diff(np.append(first, len(qid))), rows, unjudged
+
+
+def _topic_rows(qid: Ids, topics: Dictionary) -> tuple[np.ndarray, list[str]]:
+    """Each line's row in the qrels topics (-1 if not judged), and the run's unjudged topics."""
+    if not len(qid):
+        return np.zeros(0, dtype=np.int64), []
+    _, lengths, rows, unjudged = _stretches(qid, topics)
     return np.repeat(rows, lengths), unjudged
 
 
-SLICE_LINES = 1 << 20  # a run is ranked and measured in blocks of topics of about this many lines
+SLICE_LINES = 1 << 18  # a run is ranked and measured in blocks of topics of about this many lines
+
+Block = Union[np.ndarray, slice, None]  # lines of a run: their positions, a stretch of the file, or all
 
 
-def topic_slices(run: RunColumns, qrels: QrelsTable,
-                 lines: int = SLICE_LINES) -> tuple[list[np.ndarray | None], list[str] | None]:
-    """The run's lines in blocks of whole judged topics (in topic order) of about `lines` lines, and the
-    run's unjudged topics; ([None], None) when the run is one block (its rankings list those topics)."""
+def topic_slices(run: RunColumns, qrels: QrelsTable, lines: int = SLICE_LINES) -> tuple[list[Block], list[str] | None]:
+    """The run's lines in blocks of whole judged topics of about `lines` lines, and the run's unjudged
+    topics; ([None], None) when the run is one block (its rankings list those topics).
+
+    When each topic's lines are together in the file (as runs are written), a block is a stretch of
+    the file (a view: no copy of the run); otherwise blocks hold the lines' positions, in topic order.
+    Blocks need not come in topic order: each block's rankings name their topics.
+    """
     if len(run.score) <= lines:
         return [None], None
-    qrow, unjudged = _topic_rows(run.qid, qrels.topics)
+    first, lengths, rows, unjudged = _stretches(run.qid, qrels.topics)
+    judged = rows[rows >= 0]
+    if len(np.unique(judged)) == len(judged):
+        block = (first // lines)  # block of each stretch, by where it starts
+        cut = np.flatnonzero(np.diff(block)) + 1
+        starts = np.concatenate(([0], first[cut]))
+        ends = np.append(starts[1:], len(run.score))
+        return [slice(int(a), int(b)) for a, b in zip(starts, ends)], unjudged
+    qrow = np.repeat(rows, lengths)
     per_topic = np.bincount(qrow[qrow >= 0], minlength=len(qrels.qids))
-    block = np.cumsum(per_topic) // lines  # block of each topic row
-    edges = np.flatnonzero(np.diff(block)) + 1
-    bounds = np.concatenate(([0], edges, [len(per_topic)]))
-    topic_block = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+    topic_block = np.cumsum(per_topic) // lines  # block of each topic row
     line_block = np.where(qrow >= 0, topic_block[np.maximum(qrow, 0)], -1)
+    del qrow
     order = np.argsort(line_block, kind="stable")
-    counts = np.bincount(line_block[line_block >= 0], minlength=len(bounds) - 1)
+    counts = np.bincount(line_block[line_block >= 0])
     start = int((line_block < 0).sum())  # lines of unjudged topics sort first and are left out
-    out: list[np.ndarray | None] = []
+    out: list[Block] = []
     for c in counts:
-        out.append(order[start:start + c])
+        if c:
+            out.append(order[start:start + c])
         start += c
     return out, unjudged
 
@@ -234,7 +249,7 @@ def form_rankings(
     depth: int | None = None,
     float32_scores: bool = True,
     keep_docids: bool = False,
-    rows: np.ndarray | None = None,
+    rows: np.ndarray | slice | None = None,
 ) -> Rankings:
     """Sort, cut and look up a run the way trec_eval 9 (float32 scores) or 10 (doubles) does.
 

@@ -16,7 +16,7 @@ from typing import Any, Union
 import numpy as np
 import pandas as pd
 
-from trecbench._columns import Dictionary, Ids, order_within
+from trecbench._columns import Dictionary, Ids, order_within, stretch_starts
 from trecbench.errors import InputError, Problem
 
 RunLike = Union[str, "os.PathLike[str]", pd.DataFrame]
@@ -98,9 +98,7 @@ def _topic_codes(qid: Ids) -> tuple[np.ndarray, int]:
     Runs list a topic's lines together, so ids are compared once per stretch of equal ids.
     """
     n = len(qid)
-    change = np.ones(n, dtype=bool)
-    change[1:] = (qid.words[1:] != qid.words[:-1]).any(axis=1)
-    first = np.flatnonzero(change)
+    first = stretch_starts(qid)
     dictionary, code = Dictionary.build(qid.take(first))
     seen = np.full(len(dictionary.ids), len(first), dtype=np.int64)
     np.minimum.at(seen, code, np.arange(len(first)))

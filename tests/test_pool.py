@@ -207,3 +207,37 @@ def test_dl19_runs_pool_is_the_union_of_their_top_100(shared):
         reference |= trec_eval_top(list(zip(frame["query_id"], frame["doc_id"], frame["score"])), 100)
     pool = build_pool(paths, depth=100)
     assert pairs(pool) == reference and len(pool) == len(reference)
+
+
+@pytest.mark.parametrize("depth", [1, 3, 7, None])
+def test_a_run_file_read_for_its_top_documents_only_pools_as_the_whole_run(tmp_path, depth):
+    from trecbench.evaluation.rankings import read_run_columns
+    from trecbench.pooling.rank import _read_top
+
+    rnd = random.Random(29)
+    lines = []
+    for topic in ["10", "9", "t\u00e9", "2"]:
+        docs = rnd.sample([f"msmarco_passage_{i:02d}_{rnd.randint(0, 99)}" for i in range(40)] + ["9", "10", "d"], 12)
+        docs = list(dict.fromkeys(docs))
+        lines += [f"{topic} Q0 {d} 0 {rnd.choice(['1', '2', '2.0', '3.5', '0.1'])} tag" for d in docs]  # many ties
+    rnd.shuffle(lines)  # neither topics nor scores in order
+    path = tmp_path / "run.txt"
+    path.write_bytes(("\r\n".join(lines) + "\r\n").encode())
+    data = path.read_bytes()
+    got, runid, n_lines = _read_top(str(path), data, depth)
+    want = top_k(read_run_columns(path), depth)
+    assert (runid, n_lines, got.topics) == ("tag", len(lines), want.topics)
+    assert got.query_id.to_pylist() == want.query_id.to_pylist() and got.doc_id.to_pylist() == want.doc_id.to_pylist()
+    assert got.rank.tolist() == want.rank.tolist()
+
+
+def test_a_pool_reads_docids_only_down_to_its_depth(tmp_path, cli_run):
+    # d1 twice in topic 1: an error when both lines can be pooled, nothing a depth-1 pool reads
+    run = tmp_path / "run.txt"
+    run.write_text("1 Q0 d1 1 3 A\n1 Q0 d2 2 2 A\n1 Q0 d1 3 1 A\n2 Q0 d4 1 5 A\n")
+    shallow = cli_run("pool", run, "--depth", "1", "-o", tmp_path / "pool.tsv")
+    assert shallow.exit_code == 0, shallow.output
+    assert read_pool(tmp_path / "pool.tsv").candidates["doc_id"].tolist() == ["d1", "d4"]
+    deep = cli_run("pool", run, "--depth", "3", "-o", tmp_path / "deep.tsv")
+    assert deep.exit_code == 2 and f"{run}:3: docid 'd1' appears twice in topic '1' (first on line 1)" in deep.stderr
+    assert "Traceback" not in deep.output

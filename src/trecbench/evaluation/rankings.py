@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Union
+from typing import Any, BinaryIO, NamedTuple, Union
 
 import numpy as np
 
@@ -57,11 +57,15 @@ def read_run_columns(path: Any, data: bytes | None = None) -> RunColumns:
         with source:
             cols = split_fields(source, 6, ids=(0, 2), floats=(4,), comments=True)
             if cols is not None and not has_repeats(cols[0], cols[2]):  # type: ignore[arg-type]
-                tag = last_line(source).split()[5].decode("utf-8")  # the runid trec_eval prints
-                return RunColumns(cols[0], cols[2], cols[4], tag, str(path))  # type: ignore[arg-type]
+                return RunColumns(cols[0], cols[2], cols[4], run_tag(source), str(path))  # type: ignore[arg-type]
     from trecbench.runs import read_run
 
     return run_columns(read_run(path))
+
+
+def run_tag(source: BinaryIO) -> str:
+    """The runid trec_eval prints: the tag of a clean run file's last line."""
+    return last_line(source).split()[5].decode("utf-8")
 
 
 def read_qrels_columns(path: Any) -> QrelsColumns:

@@ -160,7 +160,9 @@ def build_pool(
     topics: if given, only these topics are pooled; run topics not among them are reported in `problems`.
     corpus: a `trecbench.corpus.Corpus` or its source, needed by `dedup` "exact" or "near".
     dedup: "none", "exact" (identical normalised text) or "near" (word 5-shingle Jaccard >= threshold).
-    Raises InputError for unreadable runs; problems that do not stop pooling are in `pool.problems`.
+    Raises InputError for unreadable runs; problems that do not stop pooling are in `pool.problems`. A run
+    file's docids are read only on the lines that can make its top `depth`, so a docid listed twice in a
+    topic is an error there and not below the depth (`trecbench runs validate` checks whole files).
     """
     if depth is not None and depth < 1:
         raise ValueError(f"depth must be positive, not {depth}")

@@ -7,16 +7,17 @@ default of `trecbench eval retrieval`), so two scores equal as float32 tie.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import numpy as np
 import pandas as pd
 
-from trecbench._columns import Dictionary, Ids, order_within, stretch_starts
+from trecbench._columns import Dictionary, Ids, gather_ids, has_repeats, order_within, split_fields, stretch_starts
 from trecbench.errors import InputError, Problem
 
 RunLike = Union[str, "os.PathLike[str]", pd.DataFrame]
@@ -61,11 +62,16 @@ def top_k(run: Any, depth: int | None) -> TopK:
     from trecbench.evaluation.rankings import run_columns
 
     cols = run_columns(run)
-    n = len(cols.score)
+    return _top(cols.qid, cols.score, depth, cols.doc.take)
+
+
+def _top(qid: Ids, scores: np.ndarray, depth: int | None, docs_of: Callable[[np.ndarray], Ids]) -> TopK:
+    """`top_k` given the docids of only the lines that can make the cut: `docs_of(lines)` returns them."""
+    n = len(scores)
     if n == 0:
         return _no_documents()
-    qcode, n_topics = _topic_codes(cols.qid)
-    score = cols.score.astype(np.float32)
+    qcode, n_topics = _topic_codes(qid)
+    score = scores.astype(np.float32)
     ordered = (qcode[1:] >= qcode[:-1]).all() and ((qcode[1:] != qcode[:-1]) | (score[1:] <= score[:-1])).all()
     order = np.arange(n) if ordered else np.lexsort((-score, qcode))
     if depth is not None:
@@ -75,14 +81,40 @@ def top_k(run: Any, depth: int | None) -> TopK:
         last = ss[starts + np.minimum(counts, depth) - 1]
         pos = np.arange(len(order)) - np.repeat(starts, counts)
         order = order[(pos < depth) | (ss == np.repeat(last, counts))]
-    order = _break_ties(order, qcode, score, cols.doc)
-    starts, counts = _runs_of(qcode[order])
+    docs = docs_of(order)  # aligned with `order`
+    qcode, score = qcode[order], score[order]
+    tied = _break_ties(np.arange(len(order)), qcode, score, docs)
+    order, docs = order[tied], docs.take(tied)
+    starts, counts = _runs_of(qcode[tied])
     pos = np.arange(len(order)) - np.repeat(starts, counts)
     if depth is not None:
         keep = pos < depth
-        order, pos = order[keep], pos[keep]
-    return TopK(cols.qid.take(order).to_arrow(), cols.doc.take(order).to_arrow(), (pos + 1).astype(np.int32),
-                n_topics)
+        order, pos, docs = order[keep], pos[keep], docs.take(np.flatnonzero(keep))
+    return TopK(qid.take(order).to_arrow(), docs.to_arrow(), (pos + 1).astype(np.int32), n_topics)
+
+
+def _read_top(path: str, data: bytes, depth: int | None) -> tuple[TopK, str, int] | None:
+    """A clean run file's top `depth` per topic, its runid and its number of lines, or None (the general
+    reader decides). Only the topic and score of every line are parsed; docids only on the lines that can
+    make the cut, and a docid twice in a topic among those lines sends the file to the general reader
+    (which reports it). A pool is blind to what lies past its depth."""
+    from trecbench.evaluation.rankings import run_tag
+
+    cols = split_fields(data, 6, ids=(0,), floats=(4,), spans=(2,), comments=True)
+    if cols is None:
+        return None
+    qid, scores, spans = cast(Ids, cols[0]), cast(np.ndarray, cols[4]), cast(np.ndarray, cols[2])
+    repeated = []
+
+    def docs_of(lines: np.ndarray) -> Ids:
+        docs = gather_ids(data, spans[lines])
+        repeated.append(has_repeats(qid.take(lines), docs))
+        return docs
+
+    cut = _top(qid, scores, depth, docs_of)
+    if any(repeated):
+        return None
+    return cut, run_tag(io.BytesIO(data)), len(scores)
 
 
 def _no_documents() -> TopK:
@@ -161,6 +193,10 @@ def read_runs(
             if not data.strip():
                 return given or "", path, digest, _no_documents(), 0, 0, \
                     Problem(path, 0, "empty run: it contributes no documents")
+            fast = _read_top(path, data, depth)
+            if fast is not None:
+                cut, tag, lines = fast
+                return given or tag, path, digest, cut, cut.topics, lines, None
             cols = read_run_columns(path, data)
         runid = given or cols.runid or ""
         cut = top_k(cols, depth)

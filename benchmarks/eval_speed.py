@@ -1,15 +1,15 @@
 """Retrieval evaluation cost: trecbench's CLI vs trec_eval 9.0.8, pytrec_eval (with its parsing), ir-measures.
 
-Sizes (synthetic, seeded: scores rounded to two decimals, so many ties; 300 graded judgments per topic):
+Cases (synthetic, seeded: scores rounded to two decimals, so many ties; 300 graded judgments per topic):
   mid      20 runs x 500 topics x 1,000 documents
-  msmarco  5 runs x 6,980 topics x 1,000 documents (MS MARCO dev scale)
+  marco    5 runs x 6,980 topics x 1,000 documents (MS MARCO dev scale; one repeat unless --repeat)
   tiny     1 run x 3 topics x 3 documents (start-up dominated)
 Measures nDCG@10, R@100, AP. Each tool runs in its own process, timed end to end (start-up, reading
 every file, scoring every run) by /usr/bin/time: CPU seconds (user + system) and peak RSS. trecbench
 runs twice: with one thread (`--threads 1`) and with one per core. The best of `--repeat` runs is
-kept. On a shared machine compare CPU seconds.
+kept. On a shared machine compare CPU seconds (the load average during each run is printed).
 
-    python benchmarks/eval_speed.py [--sizes mid,msmarco,tiny] [--repeat 3]
+    python benchmarks/eval_speed.py [--cases mid,marco,tiny] [--repeat 3] [--tools trecbench,pytrec_eval]
 
 Where the time goes (cProfile and per-step process_time on one 500-topic run of 500k lines, which
 pytrec_eval reads and scores in about 0.7 s CPU): before, 0.36 s went to pandas' factorize on
@@ -36,7 +36,8 @@ from timing import measure
 
 MEASURES = ["nDCG@10", "R@100", "AP"]
 TREC_EVAL = {"nDCG@10": "ndcg_cut_10", "R@100": "recall_100", "AP": "map"}
-SIZES = {"mid": (20, 500, 1000), "msmarco": (5, 6980, 1000), "tiny": (1, 3, 3)}
+CASES = {"mid": (20, 500, 1000), "marco": (5, 6980, 1000), "tiny": (1, 3, 3)}
+ONE_REPEAT = {"marco"}  # minutes per tool: measured once unless --repeat says otherwise
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -146,30 +147,39 @@ def means(tool: str, outputs: list[str], runs: list[Path]) -> dict[str, dict[str
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="mid,msmarco,tiny", help="comma-separated: " + ", ".join(SIZES))
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each tool; the lowest CPU time is kept")
+    ap.add_argument("--cases", default="mid,marco,tiny", help="comma-separated: " + ", ".join(CASES))
+    ap.add_argument("--repeat", type=int, default=None,
+                    help="runs of each tool; the lowest CPU time is kept (default 3, marco 1)")
+    ap.add_argument("--tools", default="", help="comma-separated prefixes of the tools to run (default: all); "
+                    "trecbench and pytrec_eval always run")
     args = ap.parse_args()
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(ROOT / "src")}
+    wanted = [t for t in args.tools.split(",") if t]
     with tempfile.TemporaryDirectory() as tmp:
         trec_eval = trec_eval_binary(Path(tmp))
-        for size in args.sizes.split(","):
-            n_runs, n_topics, n_docs = SIZES[size]
-            folder = Path(tmp) / size
+        for case in args.cases.split(","):
+            n_runs, n_topics, n_docs = CASES[case]
+            folder = Path(tmp) / case
             folder.mkdir()
             t0 = time.perf_counter()
             qrels, runs = make_data(folder, n_runs, n_topics, n_docs)
             mb = sum(p.stat().st_size for p in runs) / 1e6
-            print(f"\n{size}: {n_runs} runs x {n_topics} topics x {n_docs} docs ({mb:.0f} MB of runs, "
-                  f"made in {time.perf_counter() - t0:.0f} s)")
+            print(f"\n{case}: {n_runs} runs x {n_topics} topics x {n_docs} docs ({mb:.0f} MB of runs, "
+                  f"made in {time.perf_counter() - t0:.0f} s)", flush=True)
+            chosen = {tool: argv for tool, argv in tools(qrels, runs, trec_eval).items()
+                      if not wanted or tool.startswith(("trecbench", "pytrec_eval", *wanted))}
+            repeat = args.repeat if args.repeat is not None else (1 if case in ONE_REPEAT else 3)
             results = {}
-            for _ in range(args.repeat):  # interleaved, so a busy moment does not hit one tool only
-                for tool, argv in tools(qrels, runs, trec_eval).items():
+            for _ in range(repeat):  # interleaved, so a busy moment does not hit one tool only
+                for tool, argv in chosen.items():
+                    load = os.getloadavg()[0]
                     rec = measure(argv, env)
+                    rec["load"] = round((load + os.getloadavg()[0]) / 2, 1)
                     if tool not in results or rec["cpu"] < results[tool]["cpu"]:
                         results[tool] = rec
-            print(f"{'tool':<22} {'CPU s':>8} {'wall s':>8} {'peak MiB':>9}")
+            print(f"{'tool':<22} {'CPU s':>8} {'wall s':>8} {'peak MiB':>9} {'load':>5}")
             for tool, rec in results.items():
-                print(f"{tool:<22} {rec['cpu']:>8.2f} {rec['wall']:>8.2f} {rec['peak_mib']:>9.0f}")
+                print(f"{tool:<22} {rec['cpu']:>8.2f} {rec['wall']:>8.2f} {rec['peak_mib']:>9.0f} {rec['load']:>5}")
             ours = means("trecbench, 1 thread", results["trecbench, 1 thread"]["out"], runs)
             for tool, rec in results.items():
                 worst = max(abs(values[m] - ours[run][m]) for run, values in means(tool, rec["out"], runs).items()
@@ -177,9 +187,11 @@ def main() -> None:
                 note = " (it prints 4 decimals)" if tool.startswith("trec_eval") else ""
                 print(f"largest difference of {tool}'s means from trecbench's: {worst:.1e}{note}")
             base = results["pytrec_eval"]
-            tb1 = results["trecbench, 1 thread"]
-            print(f"trecbench 1 thread vs pytrec_eval: CPU x{tb1['cpu'] / base['cpu']:.2f} (target <= 1), "
-                  f"peak RSS x{tb1['peak_mib'] / base['peak_mib']:.2f} (target <= 1.5)")
+            for tool in (t for t in results if t.startswith("trecbench")):
+                rec = results[tool]
+                print(f"{tool} vs pytrec_eval: CPU x{rec['cpu'] / base['cpu']:.2f} (target <= 1 with 1 thread), "
+                      f"peak RSS x{rec['peak_mib'] / base['peak_mib']:.2f} (target <= 1.5), "
+                      f"{rec['peak_mib'] / 1024:.2f} GiB")
             shutil.rmtree(folder)
 
 

@@ -15,11 +15,20 @@ Where the time goes (per 500,000-line run, process_time): reading the file into 
 0.17 s (splitting fields 0.05, ids 0.05, scores 0.07), the duplicate check 0.03, the top-100 cut
 with ties 0.02, the sha256 0.01; pandas is not used per run.
 
-    python benchmarks/pool_speed.py [--cases wide,many] [--ties]
+trectools takes tens of minutes on the wide case, so its measurement is kept in
+benchmarks/pool_speed_peers.json, keyed by the case (runs, topics, documents, depth, ties, seed), with
+the date and machine load it was measured at; later runs reuse it (printed with that date) and
+`--remeasure` measures it again. The ratio printed is this run's trecbench CPU time against that
+figure.
+
+    python benchmarks/pool_speed.py [--cases wide,many] [--ties] [--remeasure]
 """
 from __future__ import annotations
 
 import argparse
+import datetime
+import hashlib
+import json
 import os
 import sys
 import tempfile
@@ -28,8 +37,10 @@ from pathlib import Path
 
 from timing import measure
 
+SEED = 7
 
-def make_runs(folder: Path, runs: int, topics: int, docs: int, ties: bool, seed: int = 7) -> list[Path]:
+
+def make_runs(folder: Path, runs: int, topics: int, docs: int, ties: bool, seed: int = SEED) -> list[Path]:
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -82,6 +93,31 @@ def run_trectools(runs: list[str], depth: int) -> list[tuple[str, str]]:
 
 TOOLS = {"trecbench": run_trecbench, "trectools": run_trectools}
 CASES = {"wide": (50, 500, 1000), "many": (200, 50, 1000)}
+PEERS = Path(__file__).resolve().parent / "pool_speed_peers.json"
+
+
+def case_key(n_runs: int, n_topics: int, n_docs: int, depth: int, ties: bool) -> str:
+    return f"{n_runs}x{n_topics}x{n_docs} depth {depth} {'ties' if ties else 'no ties'} seed {SEED}"
+
+
+def cached(key: str) -> dict | None:
+    """trectools' earlier measurement of this case (CPU, wall, peak RSS, date, load), if there is one."""
+    if not PEERS.exists():
+        return None
+    return json.loads(PEERS.read_text()).get(key)
+
+
+def pool_digest(pairs: set[str]) -> str:
+    """sha256 of the pool's (topic, docid) pairs, sorted: pools compared without keeping them."""
+    return hashlib.sha256("\n".join(sorted(pairs)).encode()).hexdigest()
+
+
+def remember(key: str, rec: dict, pairs: set[str]) -> None:
+    known = json.loads(PEERS.read_text()) if PEERS.exists() else {}
+    known[key] = {"cpu": round(rec["cpu"], 2), "wall": round(rec["wall"], 1), "peak_mib": round(rec["peak_mib"]),
+                  "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                  "load": rec["load"], "candidates": len(pairs), "pool_sha256": pool_digest(pairs)}
+    PEERS.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
 
 
 def child(tool: str, depth: int, pairs_file: str, runs: list[str]) -> None:
@@ -94,6 +130,8 @@ def main() -> None:
     ap.add_argument("--cases", default="wide,many", help="comma-separated: " + ", ".join(CASES))
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--ties", action="store_true", help="round scores to one decimal (many ties)")
+    ap.add_argument("--remeasure", action="store_true", help="measure trectools again instead of reusing "
+                    f"{PEERS.name}")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -110,24 +148,45 @@ def main() -> None:
                   f"{'with' if args.ties else 'no'} tied scores "
                   f"({sum(p.stat().st_size for p in runs) / 1e6:.0f} MB, made in {time.perf_counter() - t0:.0f} s)")
             results, pair_sets = {}, {}
-            for label, tool, cores in (("trectools", "trectools", None), ("trecbench, 1 core", "trecbench", "0"),
-                                       (f"trecbench, {os.cpu_count()} cores", "trecbench", None)):
+            key = case_key(n_runs, n_topics, n_docs, args.depth, args.ties)
+            peer = None if args.remeasure else cached(key)
+            tools = [("trecbench, 1 core", "trecbench", "0"), (f"trecbench, {os.cpu_count()} cores", "trecbench", None)]
+            if peer is None:
+                tools.insert(0, ("trectools", "trectools", None))
+            for label, tool, cores in tools:
                 pairs = str(Path(tmp) / f"{tool}.pairs")
                 cmd = [sys.executable, __file__, "--child", tool, str(args.depth), pairs, *map(str, runs)]
+                load = os.getloadavg()[0]
                 results[label] = measure([cmd], env, cores)
+                results[label]["load"] = round((load + os.getloadavg()[0]) / 2, 1)
                 pair_sets[tool] = set(Path(pairs).read_text().splitlines())
-            print(f"{'tool':<20} {'CPU s':>8} {'wall s':>8} {'peak MiB':>9}")
+                if tool == "trectools":
+                    remember(key, results[label], pair_sets[tool])
+            if peer is None:
+                peer = cached(key)
+                print(f"trectools measured now; kept in {PEERS.name}")
+            else:
+                print(f"trectools: measured by this script on {peer['date']} (load {peer['load']}), from {PEERS.name}")
+            assert peer is not None
+            results = {"trectools": {**peer, "when": peer["date"]}, **{k: v for k, v in results.items()
+                                                                       if k != "trectools"}}
+            print(f"{'tool':<20} {'CPU s':>8} {'wall s':>8} {'peak MiB':>9} {'load':>5}")
             for label, rec in results.items():
-                print(f"{label:<20} {rec['cpu']:>8.2f} {rec['wall']:>8.2f} {rec['peak_mib']:>9.0f}")
-            ours, theirs = pair_sets["trecbench"], pair_sets["trectools"]
-            if ours == theirs:
+                print(f"{label:<20} {rec['cpu']:>8.2f} {rec['wall']:>8.2f} {rec['peak_mib']:>9.0f} {rec['load']:>5}")
+            ours, theirs = pair_sets["trecbench"], pair_sets.get("trectools")
+            if theirs is None:
+                same = pool_digest(ours) == peer["pool_sha256"]
+                print(f"pools {'identical' if same else 'DIFFERENT'} (sha256 of the sorted (topic, docid) pairs against "
+                      f"trectools' {peer['candidates']} candidates): {len(ours)} candidates")
+            elif ours == theirs:
                 print(f"pools identical as sets of (topic, docid): {len(ours)} candidates")
             else:
                 print(f"pools differ: {len(ours - theirs)} candidates only in trecbench's, {len(theirs - ours)} "
                       f"only in trectools' (of {len(ours)}); tie-breaking: trectools docid ascending, trec_eval "
                       "descending")
             one = results["trecbench, 1 core"]
-            print(f"trectools / trecbench CPU, one core: {results['trectools']['cpu'] / one['cpu']:.1f} (target >= 20)")
+            print(f"trectools / trecbench CPU, one core: {results['trectools']['cpu'] / one['cpu']:.1f} (target >= 20; "
+                  f"trectools measured {results['trectools']['when']})")
 
 
 if __name__ == "__main__":

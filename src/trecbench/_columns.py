@@ -499,7 +499,8 @@ def _parse_numbers(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype) -
     dots = matrix == 46
     n_digits = np.count_nonzero(is_digit, axis=0)
     n_dots = np.count_nonzero(dots, axis=0)
-    fraction = np.count_nonzero(is_digit & np.logical_or.accumulate(dots, axis=0), axis=0)  # digits after the dot
+    # digits after the dot, where that is all that follows it (the only numbers parsed here)
+    fraction = np.where(n_dots > 0, (end - start) - 1 - np.argmax(dots, axis=0), 0)
     # mantissa = mantissa * 10 + digit at each digit, unchanged elsewhere: one multiply and one add per position
     times = np.where(is_digit, np.int64(10), np.int64(1))
     plus = np.where(is_digit, digits, np.uint8(0)).astype(np.int64)

@@ -118,11 +118,47 @@ def in_pool(ws: Workspace, pool: Pool, qid: str, docid: str) -> bool:
                                    "AND representative = 1", (pool.id, qid, docid)).fetchone() is not None
 
 
-def topic_state(ws: Workspace, pool: Pool, qid: str, now: float | None = None) -> TopicState:
-    docs = [d for (d,) in ws.connection().execute(
-        "SELECT docid FROM pool_candidates WHERE pool_id = ? AND qid = ? AND representative = 1 "
-        "ORDER BY priority, docid", (pool.id, qid))]
-    return _with_people(ws, TopicState(qid, docs), now)
+class Topics:
+    """Each topic's pairs in judging order and each person's latest grade, kept from one look to the next:
+    a pool's candidates never change, and judgment rows are only added (ids grow), so a look reads the
+    topic's judgments added since the one before (none, mostly) and its live leases, not its whole pool
+    and every judgment of it again. A topic with fewer rows than seen before (a restored backup) is read
+    again from the start."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._docs: dict[tuple[Pool, str], list[str]] = {}
+        self._grades: dict[str, tuple[int, dict[str, dict[str, int]]]] = {}  # qid -> (last row id read, grades)
+
+    def state(self, ws: Workspace, pool: Pool, qid: str, now: float | None = None) -> TopicState:
+        """The topic's state now (inside a write transaction: as that transaction sees it). Its `grades` are
+        shared with other looks: read them, never change them."""
+        docs = self._docs.get((pool, qid))
+        if docs is None:
+            docs = [d for (d,) in ws.connection().execute(
+                "SELECT docid FROM pool_candidates WHERE pool_id = ? AND qid = ? AND representative = 1 "
+                "ORDER BY priority, docid", (pool.id, qid))]
+            if docs:  # not a topic of the pool: nothing kept (any name can be asked for)
+                self._docs[(pool, qid)] = docs
+        state = TopicState(qid, docs, self._people(ws, qid))
+        now = time.time() if now is None else now
+        for docid, assessor in ws.live_leases(qid, now):
+            state.leases.setdefault(docid, set()).add(assessor)
+        return state
+
+    def _people(self, ws: Workspace, qid: str) -> dict[str, dict[str, int]]:
+        with self._lock:
+            seen, grades = self._grades.get(qid, (0, {}))
+            if seen and ws.newest_judgment(qid) < seen:
+                seen, grades = 0, {}
+            rows = ws.judgment_rows(qid=qid, kind="human", after=seen)
+            if rows:  # a new dict (and new inner dicts where a grade changed): a state handed out never changes
+                grades = dict(grades)
+                for row in rows:  # id order: the last is the current grade
+                    if row.grade is not None:  # always, for a successful judgment
+                        grades[row.docid] = {**grades.get(row.docid, {}), row.judge: row.grade}
+                self._grades[qid] = (rows[-1].id, grades)
+            return grades
 
 
 def _with_people(ws: Workspace, state: TopicState, now: float | None = None) -> TopicState:
@@ -196,13 +232,14 @@ class Tally:
             self._complete[qid] = self._complete.get(qid, 0) + 1
 
 
-def take_next(ws: Workspace, pool: Pool, qid: str, assessor: str, per_pair: int, *, after: str | None = None,
-              lease_seconds: float = LEASE_SECONDS) -> str | None:
+def take_next(ws: Workspace, topics: Topics, pool: Pool, qid: str, assessor: str, per_pair: int, *,
+              after: str | None = None, lease_seconds: float = LEASE_SECONDS) -> str | None:
     """Choose the assessor's next open pair of the topic and lease it to them, in one write transaction so
-    that two assessors asking at the same moment get different pairs; None when nothing is left."""
+    that two assessors asking at the same moment (in one server process or several) get different pairs;
+    None when nothing is left."""
     with ws.transaction():
         now = time.time()
-        docid = topic_state(ws, pool, qid, now).first_open(assessor, per_pair, after)
+        docid = topics.state(ws, pool, qid, now).first_open(assessor, per_pair, after)
         if docid is not None:
             ws.lease(qid, docid, assessor, now + lease_seconds, at=now)
         return docid

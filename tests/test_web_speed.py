@@ -124,3 +124,13 @@ def test_topic_page_rows_follow_each_grade_and_lease(bench):
     shown = row(alice, "d1")
     assert "judged by 1" in shown and "being judged" not in shown and 'name="docid"' not in shown  # closed to alice
     assert re.search(r"<td>2</td>", row(bob, "d1"))  # bob's own grade, in bob's view of the same row
+
+
+def test_opening_a_pair_reads_that_pairs_judgments_only(bench):
+    ws = Workspace(bench)
+    ws.record_many([Judgment("1", "d1", 2, Judge("human", "ann")), Judgment("1", "d3", 1, Judge("human", "bob"))])
+    seen = statements(ws)
+    assert queries.hold(ws, "1", "d3", "carol", 2)  # one judgment of two: open to a second person
+    assert not queries.hold(ws, "1", "d3", "bob", 2)  # bob judged it
+    judgment_reads = [s for s in seen if "FROM judgments j" in s]
+    assert len(judgment_reads) == 2 and all("j.docid = 'd3'" in s for s in judgment_reads)

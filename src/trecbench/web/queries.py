@@ -140,11 +140,7 @@ class Topics:
                 "ORDER BY priority, docid", (pool.id, qid))]
             if docs:  # not a topic of the pool: nothing kept (any name can be asked for)
                 self._docs[(pool, qid)] = docs
-        state = TopicState(qid, docs, self._people(ws, qid))
-        now = time.time() if now is None else now
-        for docid, assessor in ws.live_leases(qid, now):
-            state.leases.setdefault(docid, set()).add(assessor)
-        return state
+        return _with_leases(ws, TopicState(qid, docs, self._people(ws, qid)), now)
 
     def _people(self, ws: Workspace, qid: str) -> dict[str, dict[str, int]]:
         with self._lock:
@@ -152,20 +148,24 @@ class Topics:
             if seen and ws.newest_judgment(qid) < seen:
                 seen, grades = 0, {}
             rows = ws.judgment_rows(qid=qid, kind="human", after=seen)
-            if rows:  # a new dict (and new inner dicts where a grade changed): a state handed out never changes
-                grades = dict(grades)
-                for row in rows:  # id order: the last is the current grade
-                    if row.grade is not None:  # always, for a successful judgment
-                        grades[row.docid] = {**grades.get(row.docid, {}), row.judge: row.grade}
+            if rows:  # a new dict: a state handed out never changes
+                grades = _with_grades(grades, rows)
                 self._grades[qid] = (rows[-1].id, grades)
             return grades
 
 
-def _with_people(ws: Workspace, state: TopicState, now: float | None = None) -> TopicState:
-    """Fill in the topic's human grades and live leases."""
-    for row in ws.judgment_rows(qid=state.qid, kind="human"):
+def _with_grades(grades: dict[str, dict[str, int]], rows: list) -> dict[str, dict[str, int]]:
+    """`grades` ({docid: {assessor: grade}}) with the judgment rows (id order: the last is the current grade)
+    added, as a new dict with new inner dicts where a grade changed: the one given is not changed."""
+    grades = dict(grades)
+    for row in rows:
         if row.grade is not None:  # always, for a successful judgment
-            state.grades.setdefault(row.docid, {})[row.judge] = row.grade  # id order: the last is the current grade
+            grades[row.docid] = {**grades.get(row.docid, {}), row.judge: row.grade}
+    return grades
+
+
+def _with_leases(ws: Workspace, state: TopicState, now: float | None = None) -> TopicState:
+    """Fill in the topic's live leases."""
     now = time.time() if now is None else now
     for docid, assessor in ws.live_leases(state.qid, now):
         state.leases.setdefault(docid, set()).add(assessor)
@@ -251,9 +251,11 @@ def hold(ws: Workspace, qid: str, docid: str | None, assessor: str, per_pair: in
     (None: a pair that is not the pool's, which is never leased). Returns whether they hold it."""
     with ws.transaction():
         now = time.time()
-        if docid is not None and _with_people(ws, TopicState(qid, [docid]), now).is_open(docid, assessor, per_pair):
-            ws.lease(qid, docid, assessor, now + lease_seconds, at=now)
-            return True
+        if docid is not None:  # the pair's judgments only, not the topic's
+            grades = _with_grades({}, ws.judgment_rows(qid=qid, docid=docid, kind="human"))
+            if _with_leases(ws, TopicState(qid, [docid], grades), now).is_open(docid, assessor, per_pair):
+                ws.lease(qid, docid, assessor, now + lease_seconds, at=now)
+                return True
         ws.drop_leases(assessor)
         return False
 

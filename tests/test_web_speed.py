@@ -134,3 +134,19 @@ def test_opening_a_pair_reads_that_pairs_judgments_only(bench):
     assert not queries.hold(ws, "1", "d3", "bob", 2)  # bob judged it
     judgment_reads = [s for s in seen if "FROM judgments j" in s]
     assert len(judgment_reads) == 2 and all("j.docid = 'd3'" in s for s in judgment_reads)
+
+
+def test_a_pool_deleted_and_made_again_under_its_name_is_read_again(bench):
+    from web_support import add_pool
+
+    client = TestClient(create_app(bench, require_token=False), base_url=BASE)
+    assert "d3" in client.get("/topic", params={"qid": "1"}).text
+    assert re.search(r'data-qid="1">.*?<span class="count">0 / 4</span>', client.get("/").text, re.S)
+    ws = Workspace(bench)
+    before = ws.pool("p1")
+    ws.delete_pool("p1")  # nobody judged from it
+    add_pool(ws, "p1", [("1", "w1", 0, None, True), ("1", "d1", 1, None, True)])
+    assert ws.pool("p1").id == before.id  # SQLite gives the new row the id the deleted one had
+    page = client.get("/topic", params={"qid": "1"}).text
+    assert "w1" in page and "d3" not in page
+    assert re.search(r'data-qid="1">.*?<span class="count">0 / 2</span>', client.get("/").text, re.S)

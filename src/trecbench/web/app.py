@@ -125,10 +125,11 @@ def topic_page(request: Request) -> Response:
         others, holders = _others(state, docid, who)
         shown = (index, docid, state.is_visible(docid, who, bench.per_pair), state.grade_of(docid, who), len(others),
                  holders)
-        # a topic has up to thousands of rows and a request changes one or two: each is rendered once
+        # a topic has up to thousands of rows and a request changes one or two: each is rendered once (as
+        # Markup, so joining them needs no escaping)
         rows.append(bench.memo(("topic row", qid, docid), shown, functools.partial(row, *shown)))
     topic = queries.topic_text(bench.ws, qid)
-    return render(request, "topic.html", qid=qid, topic=topic, rows=Markup("\n").join(rows), total=len(state.docs),
+    return render(request, "topic.html", qid=qid, topic=topic, rows=Markup("\n".join(rows)), total=len(state.docs),
                   complete=state.complete(bench.per_pair),
                   mine=state.mine(who), finished=request.query_params.get("finished") == "1", href=href, grades=GRADES,
                   nuggets_href=nuggets.topic_url(qid))

@@ -22,6 +22,7 @@ LEASE_SECONDS = 600.0
 class Pool(NamedTuple):
     id: int
     name: str
+    created_at: str  # with the id and name: a pool deleted and made again under that name is another pool
 
 
 class TopicProgress(NamedTuple):
@@ -97,7 +98,7 @@ def serving_pool(ws: Workspace, name: str | None = None) -> Pool | None:
         chosen = ws.pool(name)
     except InputError:
         return None
-    return Pool(chosen.id, chosen.name) if chosen else None
+    return Pool(chosen.id, chosen.name, chosen.created_at) if chosen else None
 
 
 def topic_text(ws: Workspace, qid: str) -> tuple[str, str | None] | None:

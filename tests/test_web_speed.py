@@ -150,3 +150,17 @@ def test_a_pool_deleted_and_made_again_under_its_name_is_read_again(bench):
     page = client.get("/topic", params={"qid": "1"}).text
     assert "w1" in page and "d3" not in page
     assert re.search(r'data-qid="1">.*?<span class="count">0 / 2</span>', client.get("/").text, re.S)
+
+
+def test_a_relevant_documents_entry_follows_its_grade(bench):
+    client = TestClient(create_app(bench, require_token=False), base_url=BASE)
+    ws = Workspace(bench)
+    ws.record(Judgment("1", "d1", 1, Judge("human", "ann")))
+
+    def entry() -> str:
+        page = client.get("/nuggets/1").text
+        return re.search(r'<details class="doc" id="doc-d1">.*?</details>', page, re.S).group(0)
+
+    assert "grade 1" in entry() and "<mark>Solar</mark> panels" in entry()
+    ws.record(Judgment("1", "d1", 3, Judge("human", "bob")))  # the newer person's grade is the pair's
+    assert "grade 3" in entry() and "grade 1" not in entry()

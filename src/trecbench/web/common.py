@@ -49,7 +49,7 @@ class Bench:
         self._nugget_stamp: tuple | None = None
         self.tally = Tally(self.per_pair)
         self.topics = Topics()
-        self._memo: dict[tuple, tuple[tuple, Any]] = {}  # the topic list's counts, kept up to date
+        self._memo: dict[tuple, tuple[tuple, Any]] = {}  # views kept until what they show changes (`memo`)
 
     def pool(self) -> Pool | None:
         """The pool being judged (--pool, else the newest)."""

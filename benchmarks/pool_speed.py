@@ -11,9 +11,13 @@ all cores. The pools are then compared as sets of (topic, docid): by default the
 which the two differ are counted (trectools breaks ties by docid ascending, trec_eval and trecbench
 by docid descending).
 
-Where the time goes (per 500,000-line run, process_time): reading the file into numpy columns
-0.17 s (splitting fields 0.05, ids 0.05, scores 0.07), the duplicate check 0.03, the top-100 cut
-with ties 0.02, the sha256 0.01; pandas is not used per run.
+Where the time goes (per 500,000-line run, process_time): reading the whole file into numpy
+columns took 0.17 s (splitting fields 0.05, docids 0.05, scores 0.07), the duplicate check 0.03,
+the top-100 cut with ties 0.02, the sha256 0.01. A pool needs only each topic's top `depth`: now
+the topics and scores of every line are parsed, and docids (and the duplicate check) only on the
+lines that can make the cut (a tenth of them at depth 100); scores are parsed with one multiply and
+one add per character. What is left: splitting the bytes into lines and fields, the scores, and
+pyarrow's dictionary encoding of the pooled ids.
 
 trectools takes tens of minutes on the wide case, so its measurement is kept in
 benchmarks/pool_speed_peers.json, keyed by the case (runs, topics, documents, depth, ties, seed), with

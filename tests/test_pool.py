@@ -241,3 +241,24 @@ def test_a_pool_reads_docids_only_down_to_its_depth(tmp_path, cli_run):
     deep = cli_run("pool", run, "--depth", "3", "-o", tmp_path / "deep.tsv")
     assert deep.exit_code == 2 and f"{run}:3: docid 'd1' appears twice in topic '1' (first on line 1)" in deep.stderr
     assert "Traceback" not in deep.output
+
+
+def test_run_files_are_read_by_as_many_threads_as_the_process_has_cores(tmp_path, monkeypatch, cli_run):
+    import concurrent.futures
+    import os
+
+    paths = []
+    for i in range(3):
+        paths.append(tmp_path / f"run{i}.txt")
+        paths[-1].write_text(f"1 Q0 d{i} 1 2.0 r{i}\n1 Q0 shared 2 1.0 r{i}\n")
+    (tmp_path / "qrels.txt").write_text("1 0 shared 1\n")
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)  # pinned to one core (taskset)
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a thread pool on one core")
+
+    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", no_pool)
+    assert len(build_pool(paths, depth=2)) == 4
+    scored = cli_run("eval", "retrieval", "--qrels", tmp_path / "qrels.txt", *paths, "-m", "AP", "--quiet")
+    assert scored.exit_code == 0, scored.output

@@ -530,6 +530,18 @@ def _parse_numbers(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype) -
     return values
 
 
+def usable_cores(limit: int = 8) -> int:
+    """Cores this process may run on (its CPU affinity, e.g. under taskset), at most `limit`: how many
+    files to read side by side (threads beyond the cores only add switching and memory)."""
+    import os
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, limit))
+
+
 def open_plain(path: object) -> BinaryIO | None:
     """A regular file opened for `split_fields`, or None for what only the general readers handle.
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
+from trecbench._columns import usable_cores
 from trecbench.errors import InputError, Problem
 
 from .engine import Request, RunScores, score_run
@@ -124,7 +125,7 @@ def score_runs(
     `on_run_done()` is called after each run is scored (for a progress bar); sentences about measures
     asked for in a way trec_eval would read differently than intended go to `notes`. With `judged_k`,
     each result's `judged` holds Judged@judged_k per topic, for `low_judged`. `threads`: runs scored
-    at the same time (default: one per core, at most 8); 1 scores them one after another.
+    at the same time (default: one per core it may run on, at most 8); 1 scores them one after another.
     """
     if trec_eval_version not in (9, 10):
         raise MeasureError(f"trec_eval version must be 9 or 10, not {trec_eval_version}")
@@ -160,7 +161,7 @@ def score_runs(
     if _is_path(runs) or hasattr(runs, "columns"):  # one path or one DataFrame
         runs = [runs]
     items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]  # type: ignore[union-attr]
-    workers = min(len(items), threads or min(os.cpu_count() or 1, 8))
+    workers = min(len(items), threads or usable_cores())
     if workers <= 1:
         results = [one(run) for _, run in items]
     else:

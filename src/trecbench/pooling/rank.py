@@ -17,7 +17,16 @@ from typing import Any, Union, cast
 import numpy as np
 import pandas as pd
 
-from trecbench._columns import Dictionary, Ids, gather_ids, has_repeats, order_within, split_fields, stretch_starts
+from trecbench._columns import (
+    Dictionary,
+    Ids,
+    gather_ids,
+    has_repeats,
+    order_within,
+    split_fields,
+    stretch_starts,
+    usable_cores,
+)
 from trecbench.errors import InputError, Problem
 
 RunLike = Union[str, "os.PathLike[str]", pd.DataFrame]
@@ -202,7 +211,7 @@ def read_runs(
         cut = top_k(cols, depth)
         return runid, path, digest, cut, cut.topics, len(cols.score), None
 
-    workers = min(len(items), os.cpu_count() or 1, 8)
+    workers = min(len(items), usable_cores())
     if workers <= 1:
         results = [one(item) for item in items]
     else:

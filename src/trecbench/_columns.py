@@ -482,6 +482,7 @@ def _gather(seg: np.ndarray, start: np.ndarray, end: np.ndarray, pad_to: int = 1
 _NUMBER_BYTES = np.zeros(256, dtype=bool)
 _NUMBER_BYTES[list(b"0123456789.+-eE")] = True
 _NUMBER_BYTES[0] = True  # padding
+_POSITIONS = np.arange(1 << 16, dtype=np.uint16) % 1024  # position of a byte in a field (only < 17 is used)
 
 
 def _parse_numbers(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype) -> np.ndarray | None:
@@ -497,16 +498,18 @@ def _parse_numbers(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype) -
     digits = matrix - np.uint8(48)  # bytes below '0' wrap around to large values
     is_digit = digits < 10
     dots = matrix == 46
-    n_digits = np.count_nonzero(is_digit, axis=0)
-    n_dots = np.count_nonzero(dots, axis=0)
+    # Counts in 16 bits: a count that wraps belongs to a field of 65,536+ bytes, never a simple number
+    # (its counts then no longer add up to its length).
+    n_digits = np.add.reduce(is_digit.view(np.uint8), axis=0, dtype=np.uint16).astype(np.int64)
+    n_dots = np.add.reduce(dots.view(np.uint8), axis=0, dtype=np.uint16).astype(np.int64)
     # digits after the dot, where that is all that follows it (the only numbers parsed here)
-    fraction = np.where(n_dots > 0, (end - start) - 1 - np.argmax(dots, axis=0), 0)
-    # mantissa = mantissa * 10 + digit at each digit, unchanged elsewhere: one multiply and one add per position
-    times = np.where(is_digit, np.int64(10), np.int64(1))
-    plus = np.where(is_digit, digits, np.uint8(0)).astype(np.int64)
+    dot_at = np.add.reduce(dots * _POSITIONS[:width, None], axis=0, dtype=np.uint16)  # with one dot: its position
+    fraction = np.where(n_dots > 0, (end - start) - 1 - dot_at, 0)
+    # mantissa = mantissa * 10 + digit at each digit, unchanged elsewhere
+    plus = digits * is_digit  # uint8: the digit, 0 elsewhere
     mantissa = np.zeros(n, dtype=np.int64)
     for j in range(width):
-        mantissa *= times[j]
+        np.multiply(mantissa, 10, out=mantissa, where=is_digit[j])
         mantissa += plus[j]
     first = matrix[0]
     signed = (first == 43) | (first == 45)

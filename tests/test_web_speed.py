@@ -69,6 +69,11 @@ def test_relevant_documents_are_the_qrels_grades_without_reading_the_pool(bench)
     assert sorted(found) == expected == [("d3", 2), ("d4", 1)]
     assert found == [("d3", 2), ("d4", 1)]  # grade descending, then docid
     assert not [s for s in seen if "pool_candidates" in s]
+    # one read of the topic's own successful judgments, the columns the selection needs, as plain rows
+    reads = [s for s in seen if "FROM judgments" in s]
+    assert len(reads) == 1 and reads[0].startswith(
+        "SELECT j.id, j.qid, j.docid, j.grade, j.status, j.propagated_from, g.kind, g.name FROM judgments j")
+    assert "j.qid = '1'" in reads[0] and "j.propagated_from IS NULL" in reads[0]
     assert relevant_by_topic(ws) == {"1": [("d3", 2), ("d4", 1)], "2": [("w1", 2)]}
 
 

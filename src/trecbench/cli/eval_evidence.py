@@ -106,7 +106,7 @@ def _print_funnel(scores, stream, *, per_item: bool) -> None:
 
 
 def _report(scores, missing_topics: str) -> None:
-    from trecbench.evaluation.topic_scores import some
+    from trecbench._shown import some
 
     for warning in scores.warnings:
         click.echo(warning, err=True)

@@ -372,7 +372,7 @@ def natural_key(value: Any) -> tuple:
 def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
     from trecbench.evaluation.answers import evaluate_answers
     from trecbench.evaluation.duplicates import duplicate_groups
-    from trecbench.evaluation.topic_scores import some
+    from trecbench._shown import some
     from trecbench.nuggets.store import workspace_nuggets
 
     section = AnswersSection(files=[str(a) for a in options.answers])
@@ -412,7 +412,7 @@ def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
 def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
     from trecbench.evaluation.duplicates import duplicate_groups
     from trecbench.evaluation.evidence import evaluate_evidence, evidence_from_nuggets, read_evidence
-    from trecbench.evaluation.topic_scores import some
+    from trecbench._shown import some
     from trecbench.nuggets.store import workspace_nuggets
     from trecbench.report import plots
 

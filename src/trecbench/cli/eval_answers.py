@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import click
 
-from trecbench.cli.common import RegistryChoice, assigner_names, duplicates_option
+from trecbench.cli.common import (RegistryChoice, assigner_names, duplicates_option, format_option, missing_topics_option,
+                                  output_option, per_topic_option)
 from trecbench.cli.model_options import model_errors, model_options
 
 
@@ -33,17 +34,15 @@ from trecbench.cli.model_options import model_errors, model_options
               help="string: similarity above which a nugget is partially supported.")
 @click.option("--batch-size", type=click.IntRange(1, 10), default=10, show_default=True,
               help="llm: nuggets judged per call (at most 10).")
-@click.option("-q", "--per-topic", is_flag=True, help="Also print per-topic scores.")
-@click.option("--missing-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
-              help="zero: a topic (of --nuggets, else of the assignments) that a run did not answer scores 0; "
-                   "skip: leave it out.")
+@per_topic_option()
+@missing_topics_option("zero: a topic (of --nuggets, else of the assignments) that a run did not answer scores 0; "
+                      "skip: leave it out.")
 @click.option("--rules", type=click.Choice(["trecbench", "nuggetizer"]), default="trecbench", show_default=True,
               help="trecbench: topics without vital nuggets have no V score, failed assignments are not scored "
                    "(exit 1); nuggetizer: castorini/nuggetizer's calculate_nugget_scores (0 where there is no "
                    "vital nugget or no nugget, failed and non-exact labels 0).")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
-              help="Output format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
+@format_option("table", "csv", "json")
+@output_option()
 def answers(answer_files, nuggets_path, workspace, duplicates, assigner, model_opts, cache_path, assignment_files,
             save_assignments, threshold, partial_threshold, batch_size, per_topic, missing_topics, rules, fmt,
             output) -> None:

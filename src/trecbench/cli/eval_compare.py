@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from trecbench.cli.common import format_option, output_option, per_topic_option
+
 
 @click.command("compare")
 @click.option("--baseline", required=True,
@@ -30,14 +32,13 @@ import click
 @click.option("--max-drop", "max_drops", multiple=True, metavar="MEASURE=DROP",
               help="Fail (exit 1) when a run's mean is below the baseline's by more than DROP and the "
                    "difference is significant. Repeatable.")
-@click.option("-q", "--per-topic", is_flag=True, help="Also list the topics that got better and worse.")
+@per_topic_option("Also list the topics that got better and worse.")
 @click.option("--judged-k", type=click.IntRange(min=1), default=10, show_default=True,
               help="With --qrels: depth of the Judged@k check of each run.")
 @click.option("--judged-threshold", type=click.FloatRange(0, 1), default=0.9, show_default=True,
               help="With --qrels: warn when a run's mean Judged@k is below this (0 turns the check off).")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
-              help="Output format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
+@format_option("table", "csv", "json")
+@output_option()
 def compare(baseline, runs, qrels_path, score_paths, measures, test, alpha, iterations, seed, max_drops, per_topic,
             judged_k, judged_threshold, fmt, output) -> None:
     """Compare RUNS with --baseline topic by topic: paired t-test, paired randomisation test, Holm

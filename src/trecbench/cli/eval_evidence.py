@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from trecbench.cli.common import duplicates_option
+from trecbench.cli.common import duplicates_option, format_option, missing_topics_option, output_option, per_topic_option
 
 
 @click.command("evidence")
@@ -27,12 +27,10 @@ from trecbench.cli.common import duplicates_option
               help="A topic without an entry in --permissions: allow (sees everything) or deny (sees nothing).")
 @duplicates_option
 @click.option("--funnel", is_flag=True, help="Also print, per stage, the items present and lost (per item with -q).")
-@click.option("-q", "--per-topic", is_flag=True, help="Also print per-topic scores.")
-@click.option("--missing-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
-              help="zero: an evidence topic absent from the contexts scores 0; skip: leave it out.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
-              help="Output format (json includes the funnel and what permissions dropped).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
+@per_topic_option()
+@missing_topics_option("zero: an evidence topic absent from the contexts scores 0; skip: leave it out.")
+@format_option("table", "csv", "json", help="Output format (json includes the funnel and what permissions dropped).")
+@output_option()
 def evidence(evidence_path, nuggets_path, workspace, contexts_paths, k, stages, permissions_path, permissions_default,
              duplicates, funnel, per_topic, missing_topics, fmt, output) -> None:
     """Did retrieval bring back the evidence answers need, and which stage lost it?

@@ -7,7 +7,7 @@ import sys
 import click
 
 from trecbench.cli import LazyGroup
-from trecbench.cli.common import format_option
+from trecbench.cli.common import format_option, missing_topics_option, output_option, per_topic_option, quiet_option
 
 # eval subcommands kept in their own modules (imported only when used)
 EVAL_COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -42,10 +42,9 @@ def eval_group() -> None:
               help="Lowest grade counted as relevant (trec_eval -l).")
 @click.option("-M", "--depth", type=click.IntRange(min=1), default=None,
               help="Evaluate only the top N documents of each topic (trec_eval -M).")
-@click.option("-q", "--per-topic", is_flag=True, help="Also print per-topic values (trec_eval -q).")
-@click.option("--missing-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
-              help="zero: qrels topics absent from a run score 0 and count in means (trec_eval -c); "
-                   "skip: average over the topics the run has.")
+@per_topic_option("Also print per-topic values (trec_eval -q).")
+@missing_topics_option("zero: qrels topics absent from a run score 0 and count in means (trec_eval -c); "
+                       "skip: average over the topics the run has.")
 @click.option("--trec-eval-version", type=click.Choice(["9", "10"]), default="9", show_default=True,
               help="9: numbers of trec_eval 9.0.8 / pytrec_eval / ir-measures (float scores); "
                    "10: trec_eval 10.0 (double scores, lround recall cut-offs, rbp/unj measures).")
@@ -56,9 +55,8 @@ def eval_group() -> None:
 @click.option("--judged-threshold", type=click.FloatRange(0, 1), default=0.9, show_default=True,
               help="Warn when a run's mean Judged@k is below this (0 turns the check off).")
 @format_option("table", "trec_eval", "csv", "json")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write to this file instead of standard output.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@output_option("Write to this file instead of standard output.", type=click.Path(dir_okay=False, writable=True))
+@quiet_option()
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Runs scored at the same time. Default: one per core (at most 8).")
 @click.option("--against", type=click.Path(dir_okay=False), default=None,

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from trecbench.cli.workspace import workspace_option
+from trecbench.cli.common import quiet_option, workspace_option
 
 
 class ReleaseGroup(click.Group):
@@ -47,7 +47,7 @@ def release() -> None:
 @click.option("--judge", help="Only this judge's judgments make the qrels.")
 @click.option("--include-drafts", is_flag=True, help="Release nuggets still in draft too (default: approved only).")
 @click.option("--force", is_flag=True, help="Replace an existing release folder.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@quiet_option()
 def create(workspace, version, output, prefer, judge, include_drafts, force, quiet) -> None:
     """Write topics, qrels, nuggets, evidence and a manifest.json hashing every file and judged document.
 
@@ -87,7 +87,7 @@ def create(workspace, version, output, prefer, judge, include_drafts, force, qui
 @release.command("verify")
 @click.argument("folder", metavar="DIR", type=click.Path(file_okay=False))
 @click.option("--corpus", help="The corpus now (JSONL, TSV or irds:): every judged document is hashed again.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@quiet_option()
 def verify(folder, corpus, quiet) -> None:
     """Check a release: re-hash every file and, with --corpus, every judged document's text.
 

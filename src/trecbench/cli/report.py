@@ -5,8 +5,7 @@ import sys
 
 import click
 
-from trecbench.cli.common import several_after_one
-from trecbench.cli.workspace import workspace_option
+from trecbench.cli.common import quiet_option, several_after_one, workspace_option
 
 
 @click.command("report", cls=several_after_one("--runs", "--answers", "--contexts"))
@@ -37,7 +36,7 @@ from trecbench.cli.workspace import workspace_option
               help="Bootstrap resamples and randomisation-test draws.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random draws.")
 @click.option("--no-workspace-runs", is_flag=True, help="Score only the runs given, not those of the workspace.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@quiet_option()
 def report(workspace, run_args, runs, output, measures, baseline, answers, contexts, permissions, evidence, k, prefer,
            pool_name, iterations, seed, no_workspace_runs, quiet) -> None:
     """Write one self-contained HTML report of the workspace: it opens offline, from a file or a mail.

@@ -80,3 +80,17 @@ def test_the_nugget_store_keeps_editing_apart_from_undo_import_and_relevant_docu
     assert not hasattr(store, "relevant_by_topic") and hasattr(relevant, "relevant_by_topic")
     assert not hasattr(store.NuggetStore, "_import_topic") and hasattr(imports, "import_topic")
     assert not hasattr(store.NuggetStore, "_restore") and hasattr(history, "restore")
+
+
+@pytest.mark.parametrize("package", ["trecbench", "trecbench.llm", "trecbench.pooling"])
+def test_the_lazy_packages_share_one_loader(package):
+    import importlib
+    import inspect
+
+    module = importlib.import_module(package)
+    assert "attribute(__name__, _EXPORTS, name)" in inspect.getsource(module.__getattr__)
+    with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nothing_here'"):
+        module.nothing_here  # noqa: B018
+    if package != "trecbench":
+        for name in module.__all__:
+            assert getattr(module, name) is not None

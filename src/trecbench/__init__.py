@@ -41,6 +41,7 @@ Nuggets
 
 Scoring answers, evidence and contexts
     evaluate_answers, score_assignments              V_strict, V, A_strict, A, W_strict, W
+    score_answers                                    answer files or assignments scored (`eval answers`)
     read_assignment_files, write_assignments         nugget assignments (ours, AutoNuggetizer's, NIST's)
     evaluate_evidence, evidence_from_nuggets         EvidenceRecall@k, CompleteEvidence@k, the funnel
     evaluate_context_recall, read_contexts           context recall by ids, strings or a model
@@ -55,8 +56,9 @@ Reports and releases
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from trecbench._lazy import attribute
 
 __version__ = "0.1.0"
 
@@ -85,6 +87,7 @@ _EXPORTS = {
     "write_nuggets": "trecbench.nuggets.io",
     "read_answers": "trecbench.answers",
     "evaluate_answers": "trecbench.evaluation.answers",
+    "score_answers": "trecbench.evaluation.answers",
     "evaluate_evidence": "trecbench.evaluation.evidence",
     "evidence_from_nuggets": "trecbench.evaluation.evidence",
     "NuggetStore": "trecbench.nuggets.store",
@@ -122,9 +125,7 @@ __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'trecbench' has no attribute {name!r}")
+    return attribute(__name__, _EXPORTS, name)
 
 
 def __dir__() -> list[str]:

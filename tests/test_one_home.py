@@ -94,3 +94,12 @@ def test_the_lazy_packages_share_one_loader(package):
     if package != "trecbench":
         for name in module.__all__:
             assert getattr(module, name) is not None
+
+
+def test_the_adaptive_strategies_share_the_runs_as_arms():
+    from trecbench.pooling.strategies.base import RunArms
+    from trecbench.pooling.strategies.maxmean import MaxMean
+    from trecbench.pooling.strategies.mtf import MoveToFront
+
+    for cls in (MaxMean, MoveToFront):
+        assert issubclass(cls, RunArms) and cls.adaptive and "_front" not in vars(cls)

@@ -103,3 +103,20 @@ def test_the_adaptive_strategies_share_the_runs_as_arms():
 
     for cls in (MaxMean, MoveToFront):
         assert issubclass(cls, RunArms) and cls.adaptive and "_front" not in vars(cls)
+
+
+def test_one_lookup_of_many_documents_keeps_order_and_repeats_and_lists_the_missing(tmp_path):
+    from trecbench.corpus import open_corpus
+
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "contents": "x"}\n{"id": "b", "contents": "y"}\n')
+    found, missing = open_corpus(tmp_path / "c.jsonl").lookup(["b", "zz", "a", "b"])
+    assert [(d, doc.text) for d, doc in found] == [("b", "y"), ("a", "x"), ("b", "y")] and missing == ["zz"]
+
+
+def test_the_line_readers_share_one_pass_over_non_blank_lines(tmp_path):
+    from trecbench._lines import content_lines
+
+    (tmp_path / "f.txt").write_bytes(b"one\n\n  \n\xff\ntwo\n")
+    lines = list(content_lines(tmp_path / "f.txt"))
+    assert [(line.number, line.text) for line in lines] == [(1, "one"), (4, None), (5, "two")]
+    assert lines[1].error

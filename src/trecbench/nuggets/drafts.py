@@ -84,11 +84,6 @@ def plan_topics(ws: Workspace, drafter: str, relevant: dict[str, list[tuple[str,
 def read_documents(corpus, docids: Iterable[str], *, titles: bool = True) -> tuple[list[tuple[str, str]], list[str]]:
     """[(docid, text)] in the given order (the title on a line before the text, with `titles`), and the
     docids the corpus does not have."""
-    found, missing = [], []
-    for docid in docids:
-        doc = corpus.get(docid)
-        if doc is None:
-            missing.append(docid)
-        else:
-            found.append((docid, doc.text if not (titles and doc.title) else f"{doc.title}\n{doc.text}"))
-    return found, missing
+    found, missing = corpus.lookup(docids)
+    return [(docid, doc.text if not (titles and doc.title) else f"{doc.title}\n{doc.text}")
+            for docid, doc in found], missing

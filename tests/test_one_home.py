@@ -120,3 +120,14 @@ def test_the_line_readers_share_one_pass_over_non_blank_lines(tmp_path):
     lines = list(content_lines(tmp_path / "f.txt"))
     assert [(line.number, line.text) for line in lines] == [(1, "one"), (4, None), (5, "two")]
     assert lines[1].error
+
+
+def test_both_drafters_start_from_one_plan():
+    import inspect
+
+    from trecbench.nuggets.draft_extractive import draft_extractive
+    from trecbench.nuggets.draft_llm import draft_with_llm
+
+    for drafter in (draft_extractive, draft_with_llm):
+        source = inspect.getsource(drafter)
+        assert "plan_drafting(" in source and "relevant_by_topic(" not in source, drafter.__name__

@@ -21,13 +21,12 @@ import asyncio
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from trecbench.nuggets.drafts import DraftReport, plan_topics, read_documents
+from trecbench.nuggets.drafts import DraftReport, plan_drafting, read_documents
 from trecbench.nuggets.model import Nugget
 from trecbench.llm.prompts import DRAFTING, IMPORTANCE
 from trecbench.nuggets.prompts import (label_bound, label_messages, parse_labels, parse_update, prompts_sha256,
                                        update_bound, update_messages)
-from trecbench.nuggets.relevant import DRAFT_MIN_GRADE, relevant_by_topic
-from trecbench.nuggets.store import NuggetStore
+from trecbench.nuggets.relevant import DRAFT_MIN_GRADE
 from trecbench.store.workspace import Workspace
 
 LABEL_BATCH = 10
@@ -144,12 +143,8 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
     params = {"model": model, "min_grade": settings.min_grade, "window": settings.window,
               "max_nuggets": settings.max_nuggets, "keep": settings.keep, "prompts_sha256": prompts_sha256(),
               "params": dict(llm.config.params)}
-    relevant = relevant_by_topic(ws, settings.min_grade)
-    todo, report_skipped, empty = plan_topics(ws, drafter, relevant, only, redraft)
-    report = DraftReport(skipped=report_skipped, no_documents=empty)
-    topics = ws.topics()
-    corpus = corpus if corpus is not None else ws.corpus()
-    store = NuggetStore(ws)
+    relevant, todo, report, topics, corpus, store = plan_drafting(ws, drafter, settings.min_grade, only, redraft,
+                                                                  corpus)
     queue: asyncio.Queue[str] = asyncio.Queue()
     for qid in todo:
         queue.put_nowait(qid)

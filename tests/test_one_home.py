@@ -131,3 +131,37 @@ def test_both_drafters_start_from_one_plan():
     for drafter in (draft_extractive, draft_with_llm):
         source = inspect.getsource(drafter)
         assert "plan_drafting(" in source and "relevant_by_topic(" not in source, drafter.__name__
+
+
+def test_jobs_are_worked_through_by_a_few_workers_and_none_starts_after_stop():
+    import asyncio
+
+    from trecbench._concurrent import work_through
+
+    started: list[int] = []
+    running = most = 0
+
+    async def handle(item: int) -> None:
+        nonlocal running, most
+        started.append(item)
+        running += 1
+        most = max(most, running)
+        await asyncio.sleep(0)
+        if item == 3:
+            stop.set()
+        running -= 1
+
+    stop = asyncio.Event()
+    asyncio.run(work_through(range(10), handle, workers=2, stop=stop))
+    assert most == 2 and started == [0, 1, 2, 3, 4]  # 4 had started when 3 said stop
+
+
+def test_the_model_loops_share_one_way_to_work_through_jobs():
+    import inspect
+
+    from trecbench.nuggets.draft_llm import draft_with_llm
+    from trecbench.qrels.judges.llm import judge, judge_adaptive
+
+    for loop in (judge, judge_adaptive, draft_with_llm):
+        source = inspect.getsource(loop)
+        assert "work_through(" in source and "asyncio.Queue" not in source, loop.__name__

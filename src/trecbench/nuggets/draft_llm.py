@@ -21,6 +21,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from trecbench._concurrent import work_through
 from trecbench.nuggets.drafts import DraftReport, plan_drafting, read_documents
 from trecbench.nuggets.model import Nugget
 from trecbench.llm.prompts import DRAFTING, IMPORTANCE
@@ -145,9 +146,6 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
               "params": dict(llm.config.params)}
     relevant, todo, report, topics, corpus, store = plan_drafting(ws, drafter, settings.min_grade, only, redraft,
                                                                   corpus)
-    queue: asyncio.Queue[str] = asyncio.Queue()
-    for qid in todo:
-        queue.put_nowait(qid)
     stop = asyncio.Event()
     fatal: list[BaseException] = []
 
@@ -184,18 +182,12 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
             problems.append("none of its relevant documents is in the corpus")
         report.finish(ws, store, qid, drafter, nuggets, problems, author=author, keep=settings.keep)
 
-    async def worker() -> None:
-        while not stop.is_set():
-            try:
-                qid = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            await one(qid)
-            if on_progress:
-                on_progress(report, qid)
+    async def draft(qid: str) -> None:
+        await one(qid)
+        if on_progress:
+            on_progress(report, qid)
 
-    workers = max(1, min(getattr(llm.config, "concurrency", 8), len(todo) or 1))
-    await asyncio.gather(*(worker() for _ in range(workers)))
+    await work_through(todo, draft, workers=min(getattr(llm.config, "concurrency", 8), len(todo) or 1), stop=stop)
     if fatal:
         raise fatal[0]  # the topic stays incomplete with the reason; the caller reports the one error
     return report

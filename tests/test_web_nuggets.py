@@ -502,3 +502,17 @@ def test_the_relevant_documents_follow_new_judgments_and_corpus_edits(bench, cli
     os.utime(corpus, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
     page = client.get("/nuggets/1").text
     assert "Photovoltaic cells, rewritten." in page and "Indented second paragraph" not in page
+
+
+def test_both_topic_lists_are_one_table_linking_each_topic_to_its_page(bench, client):
+    from pathlib import Path
+
+    import trecbench.web
+
+    templates = Path(trecbench.web.__file__).parent / "templates"
+    for name in ("topics.html", "nuggets_topics.html"):
+        assert 'import topics_table' in (templates / name).read_text(), name
+    judging, nuggets = client.get("/").text, client.get("/nuggets").text
+    for page, link in ((judging, "/topic?qid=2"), (nuggets, "/nuggets/2")):
+        assert "<th>topic</th><th>query</th>" in page
+        assert re.search(rf'<tr data-qid="2">\s*<td><a href="{re.escape(link)}">2</a></td>\s*<td>wind power</td>', page)

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 # Fixtures defined in helper modules, available to every test without importing them by name.
-pytest_plugins = ["llm_server"]
+pytest_plugins = ["llm_server", "web_support"]
 
 # CI sets TRECBENCH_REQUIRE_SHARED_DATA=1: a missing reference folder then fails the tests that need it.
 REQUIRE_SHARED = os.environ.get("TRECBENCH_REQUIRE_SHARED_DATA") == "1"

@@ -13,6 +13,8 @@ from typing import Iterator
 
 import pytest
 
+from needs import missing
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -140,9 +142,7 @@ def need_browser() -> None:
     if problem is None and not os.access(CHROMIUM, os.X_OK):
         problem = f"{CHROMIUM} is missing (apt-get install -y chromium)"
     if problem:
-        if os.environ.get("TRECBENCH_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"browser tests required (TRECBENCH_REQUIRE_BROWSER=1) but {problem}")
-        pytest.skip(f"browser tests skipped: {problem}")
+        missing(f"browser tests: {problem}", "TRECBENCH_REQUIRE_BROWSER")
 
 
 @pytest.fixture(scope="module")

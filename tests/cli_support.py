@@ -27,3 +27,19 @@ def assert_validate_refuses(group: str, path: Path, message: str) -> None:
     assert f"{path}{message}" in result.stderr
     assert result.stdout == ""
     assert "Traceback" not in result.output
+
+
+def bench_with_a_duplicate(tmp_path: Path, representative: str, duplicate: str, other: str) -> Path:
+    """A workspace (`init`, one topic q1) whose pool p groups `duplicate` with `representative`; `other` is alone."""
+    import pandas as pd
+
+    from trecbench.store.workspace import Workspace, save_pool
+
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("q1\tfirst question\n")
+    path = tmp_path / "bench"
+    assert run_cli("init", path, "--topics", topics).exit_code == 0
+    pool = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": [representative, duplicate, other], "priority": [1, 2, 3],
+                         "group": [representative, representative, other], "representative": [True, False, True]})
+    save_pool(Workspace(path), "p", "depth", {}, pool)
+    return path

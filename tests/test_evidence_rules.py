@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from cli_support import bench_with_a_duplicate
+
 from trecbench.evaluation.duplicates import duplicate_groups
 from trecbench.evaluation.evidence import EvidenceItem, Permissions, StagedContexts, evaluate_evidence, read_permissions
-from trecbench.store import Workspace
-from trecbench.store.workspace import save_pool
 
 
 def write(tmp_path: Path, lines: list, name: str) -> Path:
@@ -101,16 +101,8 @@ def test_macro_and_micro_averages_are_named_in_the_output_and_help(tmp_path, cli
 # --- duplicate groups of the workspace's pool ----------------------------------------------------------
 
 @pytest.fixture
-def bench(tmp_path, cli_run):
-    topics = tmp_path / "topics.tsv"
-    topics.write_text("q1\tfirst question\n")
-    path = tmp_path / "bench"
-    assert cli_run("init", path, "--topics", topics).exit_code == 0
-    # dup is a duplicate of rep (its group's representative)
-    pool = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["rep", "dup", "other"], "priority": [1, 2, 3],
-                         "group": ["rep", "rep", "other"], "representative": [True, False, True]})
-    save_pool(Workspace(path), "p", "depth", {}, pool)
-    return path
+def bench(tmp_path):
+    return bench_with_a_duplicate(tmp_path, "rep", "dup", "other")  # dup is a duplicate of rep
 
 
 def test_duplicate_groups_come_from_the_workspace_pool(bench):

@@ -1,6 +1,7 @@
 """Helpers for CLI tests: a file written as given, a `trecbench` call that lets exceptions out, a refused validate."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -42,4 +43,11 @@ def bench_with_a_duplicate(tmp_path: Path, representative: str, duplicate: str, 
     pool = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": [representative, duplicate, other], "priority": [1, 2, 3],
                          "group": [representative, representative, other], "representative": [True, False, True]})
     save_pool(Workspace(path), "p", "depth", {}, pool)
+    return path
+
+
+def write_jsonl(tmp_path: Path, lines: list, name: str) -> Path:
+    """A JSONL file of these records (a str is written as it is: a line that is not JSON, or not an object)."""
+    path = tmp_path / name
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
     return path

@@ -3,15 +3,10 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
-
-def write(tmp_path: Path, lines: list, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return path
+from cli_support import write_jsonl as write
 
 
 def nist(run: str, qid: str, labels: list[tuple[str, str]]) -> dict:

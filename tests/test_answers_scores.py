@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
+
+from cli_support import write_jsonl as write
 
 from trecbench.answers import Answer, AnswerSentence
 from trecbench.errors import InputError
@@ -32,11 +33,6 @@ NIST = [
         {"text": "m2", "importance": "okay", "assignment": "not_support"}]},
 ]
 
-
-def write(tmp_path: Path, lines: list, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
-    return path
 
 
 def test_scores_from_an_assignments_file_match_a_hand_computation(tmp_path):

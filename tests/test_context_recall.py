@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
+
+from cli_support import write_jsonl as write
 
 from trecbench.evaluation.context_recall import (
     Context,
@@ -22,11 +23,6 @@ REFERENCE = "The sky is blue now."  # 20 characters
 CHUNK = ("Weather reports describe clouds, rain and wind in detail for each region of the country. "
          "Forecasts also mention humidity levels. Expect mild temperatures. Pack a warm coat, maybe. " + REFERENCE)
 
-
-def write(tmp_path: Path, lines: list, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
-    return path
 
 
 def test_id_recall_compares_reference_and_retrieved_ids_as_sets():

@@ -7,16 +7,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from cli_support import write_jsonl as write
+
 from cli_support import bench_with_a_duplicate
 
 from trecbench.evaluation.duplicates import duplicate_groups
 from trecbench.evaluation.evidence import EvidenceItem, Permissions, StagedContexts, evaluate_evidence, read_permissions
 
-
-def write(tmp_path: Path, lines: list, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return path
 
 
 def json_scores(stdout: str) -> dict:

@@ -51,3 +51,11 @@ def write_jsonl(tmp_path: Path, lines: list, name: str) -> Path:
     path = tmp_path / name
     path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
     return path
+
+
+def cited_answer(tmp_path: Path, references: list[str], topic: str = "nuclear") -> Path:
+    """r1.jsonl: run r1's TREC RAG 2024 answer to q1, one sentence citing the first of `references`."""
+    text = "Nuclear power emits very little carbon dioxide."
+    return write_jsonl(tmp_path, [{"run_id": "r1", "topic_id": "q1", "topic": topic, "references": references,
+                                   "response_length": len(text.split()), "answer": [{"text": text, "citations": [0]}]}],
+                       "r1.jsonl")

@@ -7,10 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cli_support import write_jsonl as write
-
-from cli_support import bench_with_a_duplicate
-
+from cli_support import bench_with_a_duplicate, cited_answer, write_jsonl as write
 from trecbench.evaluation.duplicates import duplicate_groups
 from trecbench.evaluation.evidence import EvidenceItem, Permissions, StagedContexts, evaluate_evidence, read_permissions
 
@@ -138,10 +135,7 @@ def test_the_citation_assigner_takes_a_cited_duplicate_for_its_twin(bench, tmp_p
     nuggets = write(tmp_path, [{"qid": "q1", "query": "q", "nuggets": [
         {"text": "Nuclear power emits very little carbon dioxide", "importance": "vital", "support": [["rep"]]}]}],
         "n.jsonl")
-    answers = write(tmp_path, [{"run_id": "r1", "topic_id": "q1", "topic": "q", "references": ["dup"],
-                                "response_length": 7, "answer": [
-                                    {"text": "Nuclear power emits very little carbon dioxide.", "citations": [0]}]}],
-                    "r1.jsonl")
+    answers = cited_answer(tmp_path, ["dup"], topic="q")
     args = ["eval", "answers", "--nuggets", nuggets, answers, "--format", "csv"]
     assert "r1,all,V_strict,0.0" in cli_run(*args).stdout  # partial_support: cites a document the nugget lacks
     same = cli_run(*args, "-w", bench)

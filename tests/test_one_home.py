@@ -165,3 +165,17 @@ def test_the_model_loops_share_one_way_to_work_through_jobs():
     for loop in (judge, judge_adaptive, draft_with_llm):
         source = inspect.getsource(loop)
         assert "work_through(" in source and "asyncio.Queue" not in source, loop.__name__
+
+
+def test_a_call_counts_into_usage_by_one_rule_for_replies_log_rows_and_plans():
+    from trecbench.llm.budget import Estimate
+    from trecbench.llm.records import CallRecord, Completion, Spend, Usage
+
+    spent = {"prompt_tokens": 3, "completion_tokens": 2, "cost": 0.5, "cost_known": False}
+    reply = Completion(text="x", model="m", attempts=2, **spent)
+    row = CallRecord("k", "m", False, attempts=2, **spent)
+    one = Usage(calls=1, attempts=2, prompt_tokens=3, completion_tokens=2, cost=0.5, unpriced=1)
+    assert Usage.of([reply]) == one and row.usage() == one + Usage(failed=1)
+    assert Usage().add(Estimate("k", 3, 2, 0.5, False)) == one + Usage(attempts=-2)  # a plan makes no request yet
+    assert Usage.of([Completion(text="x", model="m", cached=True, **spent)]) == Usage(cached=1)
+    assert issubclass(Completion, Spend) and issubclass(CallRecord, Spend)

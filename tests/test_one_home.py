@@ -179,3 +179,13 @@ def test_a_call_counts_into_usage_by_one_rule_for_replies_log_rows_and_plans():
     assert Usage().add(Estimate("k", 3, 2, 0.5, False)) == one + Usage(attempts=-2)  # a plan makes no request yet
     assert Usage.of([Completion(text="x", model="m", cached=True, **spent)]) == Usage(cached=1)
     assert issubclass(Completion, Spend) and issubclass(CallRecord, Spend)
+
+
+def test_one_progress_bar_for_the_commands_and_the_baselines():
+    from pathlib import Path
+
+    import trecbench
+
+    root = Path(trecbench.__file__).parent
+    made_here = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if "tqdm(" in p.read_text(encoding="utf-8"))
+    assert made_here == ["_progress.py"]

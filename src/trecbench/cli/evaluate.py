@@ -78,8 +78,7 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
     """
     # Scoring uses no BLAS; starting OpenBLAS's threads costs more CPU than scoring a small run.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from tqdm import tqdm
-
+    from trecbench._progress import progress_bar
     from trecbench.evaluation import output as out
     from trecbench.evaluation.names import MeasureError
     from trecbench.evaluation.retrieval import DEFAULT_MEASURES, low_judged, score_runs
@@ -94,8 +93,7 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
     if [qrels_path, *runs].count("-") > 1:
         raise click.UsageError("standard input (-) can be read once: give it for the qrels or for one run")
     notes: list[str] = []
-    with tqdm(total=len(runs), unit="run", file=sys.stderr, delay=1.0, desc="scoring",
-              disable=quiet or len(runs) == 1) as bar:
+    with progress_bar(not quiet and len(runs) > 1, total=len(runs), unit="run", delay=1.0, desc="scoring") as bar:
         try:
             results = score_runs(qrels_path, list(runs), measures, rel_level=rel_level, depth=depth,
                                  missing_topics=missing_topics, trec_eval_version=version, judged_only=judged_only,

@@ -5,6 +5,8 @@ import sys
 
 import click
 
+from trecbench._progress import progress_bar
+
 from trecbench.cli.common import quiet_option, workspace_option
 
 
@@ -15,13 +17,6 @@ class ReleaseGroup(click.Group):
         if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
             args = ["create", *args]
         return super().parse_args(ctx, args)
-
-
-def _bar(quiet: bool, unit: str):
-    from tqdm import tqdm
-
-    return tqdm(total=None, unit=unit, file=sys.stderr, disable=quiet, dynamic_ncols=True, leave=False,
-                delay=1.0)
 
 
 @click.group(cls=ReleaseGroup)
@@ -66,7 +61,7 @@ def create(workspace, version, output, prefer, judge, include_drafts, force, qui
     """
     from trecbench.release import ReleaseError, make_release
 
-    bar = _bar(quiet, "doc")
+    bar = progress_bar(not quiet, unit="doc", delay=1.0)
     try:
         summary = make_release(workspace, version, output, prefer=prefer, judge=judge, include_drafts=include_drafts,
                                force=force, progress=bar)
@@ -101,7 +96,7 @@ def verify(folder, corpus, quiet) -> None:
     """
     from trecbench.release import verify_release
 
-    bar = _bar(quiet, "item")
+    bar = progress_bar(not quiet, unit="item", delay=1.0)
     try:
         result = verify_release(folder, corpus, progress=bar)
     finally:

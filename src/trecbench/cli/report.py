@@ -1,7 +1,6 @@
 """`trecbench report`: one self-contained HTML page describing a bench workspace and the runs scored on it."""
 from __future__ import annotations
 
-import sys
 
 import click
 
@@ -54,8 +53,7 @@ def report(workspace, run_args, runs, output, measures, baseline, answers, conte
       trecbench report -w mybench --runs bm25.txt dense.txt -m nDCG@10 -m AP --baseline bm25 -o report.html
       trecbench report -w mybench --answers rag.jsonl --contexts stages.jsonl -o report.html --quiet
     """
-    from tqdm import tqdm
-
+    from trecbench._progress import progress_bar
     from trecbench.report import ReportOptionError, ReportOptions, write_report
 
     options = ReportOptions(runs=list(runs) + list(run_args), measures=list(measures) or ReportOptions.measures,
@@ -63,8 +61,7 @@ def report(workspace, run_args, runs, output, measures, baseline, answers, conte
                             permissions=permissions,
                             k=k, prefer=prefer, pool=pool_name, iterations=iterations, seed=seed,
                             workspace_runs=not no_workspace_runs)
-    bar = tqdm(total=None, unit="step", file=sys.stderr, disable=quiet, dynamic_ncols=True, leave=False,
-                delay=1.0)
+    bar = progress_bar(not quiet, unit="step", delay=1.0)
     try:
         result = write_report(workspace, output, options, progress=bar)
     except ReportOptionError as e:

@@ -53,7 +53,6 @@ def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level,
       trecbench eval context-recall --mode string --contexts contexts.jsonl --references refs.jsonl --window sentence
       trecbench eval context-recall --mode llm --model gpt-4o-mini --contexts contexts.jsonl --references refs.jsonl
     """
-    from trecbench._shown import some
     from trecbench.evaluation import topic_scores as ts
     from trecbench.evaluation.context_recall import evaluate_context_recall, read_references, references_from_qrels
     from trecbench.evaluation.duplicates import duplicate_groups
@@ -83,13 +82,7 @@ def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level,
         if judge is not None:
             judge.close()
     ts.emit(scores.frame, output, fmt, topics=per_topic, notes=scores.notes())
-    reasons: dict[tuple[str, str], list[str]] = {}
-    for (run, qid), why in scores.reasons.items():
-        value = scores.frame.loc[(run, qid)].iloc[0]
-        what = "no score" if value != value else f"scored {value:g}"  # what the table holds, NaN or not
-        reasons.setdefault((what, why), []).append(f"{run}:{qid}" if len(contexts_paths) > 1 else qid)
-    for (what, why), where in reasons.items():
-        click.echo(f"{len(where)} topic(s), {what}: {why}: {some(where)}", err=True)
+    for message in scores.messages():
+        click.echo(message, err=True)
     if scores.incomplete:
-        click.echo(f"{len(scores.incomplete)} (run, topic) model call(s) failed; run again to retry them", err=True)
         raise SystemExit(1)

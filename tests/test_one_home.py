@@ -189,3 +189,13 @@ def test_one_progress_bar_for_the_commands_and_the_baselines():
     root = Path(trecbench.__file__).parent
     made_here = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if "tqdm(" in p.read_text(encoding="utf-8"))
     assert made_here == ["_progress.py"]
+
+
+def test_one_layout_for_text_tables():
+    from pathlib import Path
+
+    import trecbench
+
+    root = Path(trecbench.__file__).parent
+    aligning = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if ".ljust(" in p.read_text(encoding="utf-8"))
+    assert aligning == ["evaluation/output.py"]  # evaluation.output.aligned

@@ -14,7 +14,7 @@ Files (each reader raises InputError listing every problem as `path:line: what i
 
 Scoring retrieval (identical to trec_eval 9.0.8 or 10.0)
     evaluate, score_runs                             runs x measures (ir-measures or trec_eval names)
-    compare_runs                                     paired significance tests against a baseline
+    compare_runs, write_comparisons                  paired significance tests against a baseline, printed
     bm25_run                                         a BM25 baseline run (bm25s or pyserini)
 
 Pooling
@@ -105,6 +105,7 @@ _EXPORTS = {
     "read_contexts": "trecbench.evaluation.contexts",
     "duplicate_groups": "trecbench.evaluation.duplicates",
     "compare_runs": "trecbench.evaluation.significance",
+    "write_comparisons": "trecbench.evaluation.significance",
     "agreement": "trecbench.qrels.agreement",
     "judge_pool": "trecbench.qrels.judges.run",
     "ModelConfig": "trecbench.llm",

@@ -272,11 +272,12 @@ class Workspace:
         frame = pd.read_sql_query(sql + " ORDER BY j.id", self.connection(), params=args)
         return frame.rename(columns={"qid": "query_id", "docid": "doc_id"})
 
-    def grade_rows(self, *, qid: str | None = None) -> list[tuple]:
+    def grade_rows(self, *, qid: str | None = None, after: int | None = None) -> list[tuple]:
         """(id, qid, docid, grade, status, propagated_from, judge kind, judge name) of each successful judgment
-        of its own (of one topic with `qid`): what `trecbench.qrels.select.choose_grades` reads."""
-        sql, args = _judgment_sql(direct=True, qid=qid, columns="j.id, j.qid, j.docid, j.grade, j.status, "
-                                  "j.propagated_from, g.kind, g.name")
+        of its own (of one topic with `qid`; recorded after row id `after`): what
+        `trecbench.qrels.select.choose_grades` reads."""
+        sql, args = _judgment_sql(direct=True, qid=qid, after=after, columns="j.id, j.qid, j.docid, j.grade, "
+                                  "j.status, j.propagated_from, g.kind, g.name")
         return self.connection().execute(sql, args).fetchall()
 
     def judge_replies(self, judge: str) -> list[tuple[str, int]]:

@@ -1,12 +1,14 @@
 """`trecbench judge llm --provider-batch` with an `anthropic/...` model, against the loopback server's Anthropic
 endpoints (the cycle every provider shares, and its prices, are in test_judge_batch.py): requests as litellm sends
 them live, expired, errored and garbled result lines, a kill between creating the batch and saving its id beside
-another account's batch, a refused or missing key."""
+another account's batch, a batch never created looked for among running ones, a refused or missing key."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 
 from llm_server import LLMServer, expired, result_line, status
 import test_judge_llm
@@ -23,11 +25,14 @@ def batch_params(server) -> list[dict]:
     return [r["params"] for b in server.anthropic_batches.values() for r in b["requests"]]
 
 
-def ledger(bench) -> list[tuple]:
-    """The workspace's batches as the next process sees them (read in a process of its own: in this one,
-    connections earlier tests left open can keep SQLite from seeing what a killed process wrote)."""
-    code = ("import json, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(json.dumps(c.execute("
-            "'SELECT batch_id, state, requests FROM llm_batches ORDER BY id').fetchall()))")
+def ledger(bench, *, own_process: bool = False) -> list[tuple]:
+    """The workspace's batches; with `own_process`, as a process of its own sees them (after a killed process
+    wrote them: connections earlier in-process runs left open can keep this process on an older snapshot)."""
+    query = "SELECT batch_id, state, requests FROM llm_batches ORDER BY id"
+    if not own_process:
+        with closing(sqlite3.connect(bench / "bench.sqlite")) as conn:
+            return conn.execute(query).fetchall()
+    code = f"import json, sqlite3, sys; print(json.dumps(sqlite3.connect(sys.argv[1]).execute({query!r}).fetchall()))"
     out = subprocess.run([sys.executable, "-c", code, str(bench / "bench.sqlite")], capture_output=True, text=True,
                          check=True).stdout
     return [tuple(r) for r in json.loads(out)]
@@ -104,19 +109,14 @@ def test_a_garbled_result_line_is_reported_and_its_request_asked_again_in_the_ne
 
 
 def test_a_kill_between_creating_the_batch_and_saving_its_id_submits_nothing_twice(bench, llm_server, cli_run):
-    # Another batch of two requests, ended, on the same account: its results show it is not this workspace's.
     llm_server.script(grader)
-    foreign = llm_server._create_message_batch({"requests": [
-        {"custom_id": c, "params": {"model": "claude-haiku-4-5", "max_tokens": 10,
-                                    "messages": [{"role": "user", "content": "[P1] Rollback of x"}]}}
-        for c in ("other-1", "other-2")]}, {})["id"]
-    llm_server._message_batch(foreign)
+    foreign = foreign_batch(llm_server)  # ended, of as many requests: its results show it is not this workspace's
     killed_at: list[list[tuple]] = []
 
     def created() -> bool:  # the ledger as the killed process left it, once the provider has its batch
         if len(llm_server.anthropic_batches) < 2:
             return False
-        killed_at.append(ledger(bench))
+        killed_at.append(ledger(bench, own_process=True))
         return True
 
     r = kill_after_creating(llm_server, judge_args(bench, llm_server, *BATCH), created)
@@ -125,7 +125,43 @@ def test_a_kill_between_creating_the_batch_and_saving_its_id_submits_nothing_twi
     ours = next(b for b in llm_server.anthropic_batches if b != foreign)
     assert f"batch {ours} found again" in r.stdout and "judged 6, failed 0" in r.stdout
     assert len(llm_server.anthropic_batches) == 2 and live_calls(llm_server) == 0
-    assert ledger(bench) == [(ours, "collected", 2)]
+    assert ledger(bench, own_process=True) == [(ours, "collected", 2)]
+
+
+def foreign_batch(server, hold: bool = False) -> str:
+    """A batch of two requests another workspace of the account submitted (ended unless `hold`)."""
+    batch = server._create_message_batch({"requests": [
+        {"custom_id": c, "params": {"model": "claude-haiku-4-5", "max_tokens": 10,
+                                    "messages": [{"role": "user", "content": "[P1] Rollback of x"}]}}
+        for c in ("other-1", "other-2")]}, {})["id"]
+    if not hold:
+        server._message_batch(batch)
+    return batch
+
+
+def test_a_batch_the_provider_never_created_is_submitted_again_once_no_running_batch_could_be_it(bench, llm_server,
+                                                                                                 cli_run):
+    llm_server.script(grader)
+    dead = judge_args(bench, llm_server, *BATCH)
+    dead[dead.index(llm_server.anthropic_url)] = "http://127.0.0.1:9"  # nothing listens: no answer to the create
+    r = cli_run(*dead)
+    assert r.exit_code == 2 and "creating the batch got no answer" in r.output, r.output
+    assert ledger(bench) == [(None, "submitting", 2)]  # it may exist: kept, to be looked for
+
+    llm_server.hold_batches = True
+    first, second = foreign_batch(llm_server, hold=True), foreign_batch(llm_server, hold=True)
+    r = cli_run(*judge_args(bench, llm_server, *BATCH))  # two running batches of two requests: either could be it
+    assert r.exit_code == 2 and f"could be it ({second}, {first})" in r.output, r.output
+    assert len(llm_server.anthropic_batches) == 2 and ledger(bench) == [(None, "submitting", 2)]
+
+    llm_server.hold_batches = False
+    llm_server._message_batch(first), llm_server._message_batch(second)  # ended: their results are not ours
+    r = cli_run(*judge_args(bench, llm_server, *BATCH))
+    assert r.exit_code == 0 and "submitted: 2 requests" in r.output and "found again" not in r.output, r.output
+    ours = [b for b in llm_server.anthropic_batches if b not in (first, second)]
+    assert len(ours) == 1 and ledger(bench) == [(ours[0], "submitted", 2)]
+    r = cli_run(*judge_args(bench, llm_server, *BATCH))
+    assert r.exit_code == 0 and "judged 6, failed 0" in r.output, r.output
 
 
 def test_a_refused_key_ends_the_run_on_one_line_with_status_2_and_leaves_no_batch(bench, llm_server, cli_run):

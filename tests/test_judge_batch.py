@@ -211,3 +211,15 @@ def test_a_provider_without_batches_and_bad_combinations_are_refused(bench, llm_
     r = cli_run(*judge_args(bench, llm_server, "--provider-batch", "--dry-run"))
     assert r.exit_code == 2 and "not with an adaptive pool" in r.output
     assert not llm_server.batches and not llm_server.requests
+
+
+def test_requests_are_cut_into_batches_at_the_providers_request_and_size_limits():
+    from trecbench.llm.batch import BatchRequest, split_batch
+    from trecbench.llm.cache import canonical_json
+
+    reqs = [BatchRequest(f"k{i}", "m", [{"role": "user", "content": "x" * 100}], {}) for i in range(5)]
+    size = len(canonical_json(reqs[0].request()).encode()) + 256  # each request, with the provider's framing
+    assert [len(p) for p in split_batch(reqs, 2, 10**9)] == [2, 2, 1]
+    assert [len(p) for p in split_batch(reqs, 100, int(3 * size / 0.9) + 1)] == [3, 2]  # three fit in 9/10
+    assert [len(p) for p in split_batch(reqs, 100, int(3 * size / 0.9) - 1)] == [2, 2, 1]
+    assert [r.key for p in split_batch(reqs, 2, 10**9) for r in p] == [r.key for r in reqs]

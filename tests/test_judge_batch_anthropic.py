@@ -164,6 +164,18 @@ def test_a_batch_the_provider_never_created_is_submitted_again_once_no_running_b
     assert r.exit_code == 0 and "judged 6, failed 0" in r.output, r.output
 
 
+def test_requests_past_the_providers_limit_go_into_several_batches(bench, llm_server, cli_run, monkeypatch):
+    from trecbench.llm.batch_anthropic import AnthropicBatches
+
+    monkeypatch.setattr(AnthropicBatches, "max_requests", 1)
+    llm_server.script(grader)
+    r = cli_run(*judge_args(bench, llm_server, *BATCH))
+    assert r.exit_code == 0 and r.output.count(" submitted: 1 requests") == 2, r.output
+    assert [n for _, _, n in ledger(bench)] == [1, 1] and len(llm_server.anthropic_batches) == 2
+    r = cli_run(*judge_args(bench, llm_server, *BATCH))
+    assert r.exit_code == 0 and "judged 6, failed 0" in r.output and r.output.count("1 replies read") == 2, r.output
+
+
 def test_a_refused_key_ends_the_run_on_one_line_with_status_2_and_leaves_no_batch(bench, llm_server, cli_run):
     llm_server.script(grader)
     r = cli_run(*judge_args(bench, llm_server, *BATCH, key="wrong"))

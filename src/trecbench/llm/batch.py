@@ -22,7 +22,7 @@ from trecbench.llm.errors import LLMError
 from trecbench.llm.records import CallRecord, Usage
 
 __all__ = ["BatchAPI", "BatchLedger", "BatchRefused", "BatchRequest", "BatchState", "BatchResult", "BatchResults",
-           "Collected", "PendingBatch", "batch_api", "batch_cost"]
+           "Collected", "PendingBatch", "batch_api", "batch_cost", "read_results", "split_batch"]
 
 
 class BatchRefused(LLMError):
@@ -95,7 +95,11 @@ class Collected(NamedTuple):
 
 
 class BatchAPI(Protocol):
-    """A provider's batch endpoints. Requests are named by their cache key (`custom_id`)."""
+    """A provider's batch endpoints. Requests are named by their cache key (`custom_id`); one batch holds at
+    most `max_requests` requests and `max_bytes` of them."""
+
+    max_requests: int
+    max_bytes: int
 
     def submit(self, requests: list[BatchRequest], token: str) -> str:
         """Create a batch of `requests`; its id. Raises BatchRefused when the provider refuses it."""
@@ -127,6 +131,21 @@ def read_results(text: str, where: str, parse: Callable[[dict], BatchResult], ou
             out.results.append(parse(row))
         else:
             out.unreadable.append(f"{where}:{number}: a result line without a custom_id")
+
+
+def split_batch(requests: list[BatchRequest], max_requests: int, max_bytes: int) -> list[list[BatchRequest]]:
+    """`requests` in order, cut into batches within a provider's limits: at most `max_requests` each, and
+    their JSON (as written down, plus the provider's framing) within nine tenths of `max_bytes`."""
+    parts: list[list[BatchRequest]] = []
+    size = 0
+    for r in requests:
+        n = len(canonical_json(r.request()).encode("utf-8")) + 256
+        if not parts or len(parts[-1]) >= max_requests or size + n > max_bytes * 0.9:
+            parts.append([])
+            size = 0
+        parts[-1].append(r)
+        size += n
+    return parts
 
 
 def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float, bool]:

@@ -31,6 +31,9 @@ FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "
 class AnthropicBatches:
     """Anthropic's message batches at `api_base` (default https://api.anthropic.com)."""
 
+    max_requests = 100_000  # a message batch's limits
+    max_bytes = 256 * 2**20
+
     def __init__(self, api_base: str | None, api_key: str, model: str, timeout: float = 60.0):
         import httpx
 

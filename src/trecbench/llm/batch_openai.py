@@ -38,6 +38,9 @@ def _answers(what: str) -> Iterator[None]:
 class OpenAIBatches:
     """OpenAI's batch endpoints on one server."""
 
+    max_requests = 50_000  # the input file's limits
+    max_bytes = 200 * 2**20
+
     def __init__(self, api_base: str | None, api_key: str, model: str, timeout: float = 60.0):
         from openai import OpenAI
 

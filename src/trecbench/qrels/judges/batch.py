@@ -8,7 +8,8 @@ live loop (`judge`): replies come from the cache through the same parser and fai
 reply that cannot be read is replayed and re-asked live as any unreadable reply is, then recorded as a
 failure. A task with a request that failed in a batch collected by this run is recorded as failed (as a
 live call that failed is); the next run asks it again, in its next batch. The tasks left, never
-answered, go into a new batch; tasks whose batch is still running wait for the next run.
+answered, go into a new batch (several when they pass the provider's limits); tasks whose batch is
+still running wait for the next run.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ class BatchReport:
     report: Report = field(default_factory=Report)
     collected: list[tuple[str, int, float]] = field(default_factory=list)  # (batch id, replies read, $)
     usage: Usage = field(default_factory=Usage)  # the collected batches' replies
-    submitted: tuple[str, int] | None = None  # (batch id, requests)
+    submitted: list[tuple[str, int]] = field(default_factory=list)  # (batch id, requests) of each new batch
     waiting: list[tuple[str, str, int, int]] = field(default_factory=list)  # (batch id, status, done, total)
     waiting_docs: int = 0
     found_again: list[str] = field(default_factory=list)  # batches whose id was not written down before
@@ -51,7 +52,7 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
     `llm` is the run's client (its cache is the workspace database); `api` the provider's batch endpoints
     (default: `batch_api(llm.config)`).
     """
-    from trecbench.llm.batch import BatchLedger, BatchRefused, BatchRequest, batch_api
+    from trecbench.llm.batch import BatchLedger, BatchRefused, BatchRequest, batch_api, split_batch
     from trecbench.llm.errors import ParseError
 
     if llm.cache is None:
@@ -128,14 +129,14 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
     out.report.usage += out.usage
     if submit and fresh:
         unique = {r.key: r for _, reqs in fresh for r in reqs if llm.cache.get(r.key) is None}
-        requests = list(unique.values())
-        row, token = ledger.begin(llm.config.model, PURPOSE, requests)
-        try:
-            batch_id = api.submit(requests, token)
-        except BatchRefused:
-            ledger.forget(row)  # the provider answered with a refusal: there is no batch to find again
-            raise
-        ledger.submitted(row, batch_id)
-        out.submitted = (batch_id, len(requests))
+        for part in split_batch(list(unique.values()), api.max_requests, api.max_bytes):
+            row, token = ledger.begin(llm.config.model, PURPOSE, part)
+            try:
+                batch_id = api.submit(part, token)
+            except BatchRefused:
+                ledger.forget(row)  # the provider answered with a refusal: there is no batch to find again
+                raise
+            ledger.submitted(row, batch_id)
+            out.submitted.append((batch_id, len(part)))
         out.waiting_docs += sum(len(t.docids) for t, _ in fresh)
     return out

@@ -187,6 +187,14 @@ def test_a_refused_key_ends_the_run_on_one_line_with_status_2_and_leaves_no_batc
     assert r.exit_code == 0 and "submitted: 2 requests" in r.output, r.output
 
 
+def test_parameters_anthropic_does_not_take_end_the_run_on_one_line_and_leave_no_batch(bench, llm_server, cli_run):
+    llm_server.script(grader)
+    r = cli_run(*judge_args(bench, llm_server, "--samples", "3", "--provider-batch"))  # samples are seeded
+    assert r.exit_code == 2 and "no Anthropic request can be made of these parameters" in r.output, r.output
+    assert "anthropic does not support parameters: ['seed']" in r.output.splitlines()[-1]
+    assert ledger(bench) == [] and not llm_server.anthropic_batches
+
+
 def test_a_missing_key_is_refused_before_anything_is_sent(bench, llm_server, cli_run, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     r = cli_run(*[a for a in judge_args(bench, llm_server, *BATCH) if a not in ("--api-key", "test")])

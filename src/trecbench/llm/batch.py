@@ -26,8 +26,8 @@ __all__ = ["BatchAPI", "BatchLedger", "BatchRefused", "BatchRequest", "BatchStat
 
 
 class BatchRefused(LLMError):
-    """The provider answered a request about batches with an error (so a batch it was asked to create does
-    not exist)."""
+    """A request about batches that certainly changed nothing at the provider: it answered with an error,
+    or the request could not be made (so a batch it was to create does not exist)."""
 
 
 @dataclass(frozen=True)

@@ -67,8 +67,8 @@ class AnthropicBatches:
             "model": self.model, "messages": [{"role": "user", "content": "-"}], **dict(params),
             "api_base": self.base})
         if raw.get("error") or not raw.get("raw_request_body"):
-            raise LLMError(f"model {self.model!r}: no Anthropic request can be made of these parameters: "
-                           f"{raw.get('error') or 'litellm returned none'}")
+            why = " ".join(str(raw.get("error") or "litellm returned none").split())  # one line
+            raise BatchRefused(f"model {self.model!r}: no Anthropic request can be made of these parameters: {why}")
         body = {k: v for k, v in dict(raw["raw_request_body"]).items() if k not in ("messages", "system", "stream")}
         return body, (raw.get("raw_request_headers") or {}).get("anthropic-beta")
 

@@ -102,7 +102,8 @@ class AnthropicBatches:
         return data
 
     def submit(self, requests: list[BatchRequest], token: str) -> str:
-        """Create one batch of `requests` (custom_id: the cache key); its id."""
+        """Create one batch of `requests`; its id. A request's custom_id is its cache key (64 hex digits: the
+        most a custom_id may hold, of the letters, digits, `-` and `_` it may use)."""
         entries, betas = [], set[str]()
         for r in requests:
             body, beta = self.body(r)

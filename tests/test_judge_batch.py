@@ -77,6 +77,7 @@ PROVIDERS = {
 
 
 @pytest.mark.parametrize("name", PROVIDERS)
+@pytest.mark.filterwarnings("ignore:.*`ReadOnly` qualifier:UserWarning")  # litellm's types, as trecbench's load() does
 def test_a_batch_is_submitted_once_collected_on_a_rerun_and_judged_as_live_replies_at_half_price(
         name, bench, llm_server, cli_run, tmp_path):
     p = PROVIDERS[name]

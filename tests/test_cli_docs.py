@@ -43,6 +43,17 @@ def test_help_lists_every_command_group(cli_run):
         assert name in result.output
 
 
+@pytest.mark.parametrize("module", ["trecbench", "trecbench.cli"])
+def test_python_m_runs_the_command(module):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0 and "Usage: " in done.stdout, done.stderr
+
+
 def test_the_cli_reference_is_current():
     from trecbench.cli.reference import reference
 

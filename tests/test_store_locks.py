@@ -65,3 +65,15 @@ def test_a_database_in_the_middle_of_a_checkpoint_opens(tmp_path):
     with open(db, "r+b") as f:  # the checkpoint's first write
         f.write(page_one)
     assert len(Workspace(bench).judgment_rows()) == 300
+
+
+def test_commits_survive_a_kill_everywhere_and_a_power_cut_in_the_web_app(tmp_path):
+    from trecbench.web.app import create_app
+
+    bench = make_bench(tmp_path)
+    synchronous = "PRAGMA synchronous"
+    assert Workspace(bench).connection().execute(synchronous).fetchone()[0] == 1  # NORMAL: WAL, safe from kills
+    assert Workspace(bench, durable=True).connection().execute(synchronous).fetchone()[0] == 2  # FULL: flushed
+    ws = Workspace(bench)
+    create_app(ws, require_token=False)
+    assert ws.durable and ws.connection().execute(synchronous).fetchone()[0] == 2  # people's grades are flushed

@@ -22,6 +22,7 @@ LEASE_SECONDS = 600.0
 class Pool(NamedTuple):
     id: int
     name: str
+    since: int = 0  # people's judgments count for the pool from the row id after this (an audit queue's)
 
 
 class TopicProgress(NamedTuple):
@@ -97,7 +98,7 @@ def serving_pool(ws: Workspace, name: str | None = None) -> Pool | None:
         chosen = ws.pool(name)
     except InputError:
         return None
-    return Pool(chosen.id, chosen.name) if chosen else None
+    return Pool(chosen.id, chosen.name, int(chosen.params.get("since", 0))) if chosen else None
 
 
 def topic_text(ws: Workspace, qid: str) -> tuple[str, str | None] | None:
@@ -122,12 +123,12 @@ def topic_state(ws: Workspace, pool: Pool, qid: str, now: float | None = None) -
     docs = [d for (d,) in ws.connection().execute(
         "SELECT docid FROM pool_candidates WHERE pool_id = ? AND qid = ? AND representative = 1 "
         "ORDER BY priority, docid", (pool.id, qid))]
-    return _with_people(ws, TopicState(qid, docs), now)
+    return _with_people(ws, TopicState(qid, docs), now, since=pool.since)
 
 
-def _with_people(ws: Workspace, state: TopicState, now: float | None = None) -> TopicState:
-    """Fill in the topic's human grades and live leases."""
-    for row in ws.judgment_rows(qid=state.qid, kind="human"):
+def _with_people(ws: Workspace, state: TopicState, now: float | None = None, *, since: int = 0) -> TopicState:
+    """Fill in the topic's human grades (those recorded after row `since`) and live leases."""
+    for row in ws.judgment_rows(qid=state.qid, kind="human", after=since or None):
         if row.grade is not None:  # always, for a successful judgment
             state.grades.setdefault(row.docid, {})[row.judge] = row.grade  # id order: the last is the current grade
     now = time.time() if now is None else now
@@ -178,7 +179,7 @@ class Tally:
             conn.execute("COMMIT")
 
     def _restart(self, conn, pool: Pool) -> None:
-        self._pool, self._seen = pool, 0
+        self._pool, self._seen = pool, pool.since
         self._judged, self._complete, self._mine = {}, {}, {}
         self._total = {}
         for qid, docid in conn.execute("SELECT qid, docid FROM pool_candidates WHERE pool_id = ? AND representative = 1",
@@ -209,12 +210,13 @@ def take_next(ws: Workspace, pool: Pool, qid: str, assessor: str, per_pair: int,
 
 
 def hold(ws: Workspace, qid: str, docid: str | None, assessor: str, per_pair: int, *,
-         lease_seconds: float = LEASE_SECONDS) -> bool:
+         lease_seconds: float = LEASE_SECONDS, since: int = 0) -> bool:
     """The assessor goes to this pair: drop their other leases and (re)lease this one if it is open to them
     (None: a pair that is not the pool's, which is never leased). Returns whether they hold it."""
     with ws.transaction():
         now = time.time()
-        if docid is not None and _with_people(ws, TopicState(qid, [docid]), now).is_open(docid, assessor, per_pair):
+        if docid is not None and _with_people(ws, TopicState(qid, [docid]), now, since=since).is_open(
+                docid, assessor, per_pair):
             ws.lease(qid, docid, assessor, now + lease_seconds, at=now)
             return True
         ws.drop_leases(assessor)

@@ -1,0 +1,193 @@
+"""`trecbench judge llm --audit`: old qrels re-judged by a scripted model, the disagreements queued for people."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import pytest
+
+from trecbench.demo import sample_dir
+
+
+def h(*parts: str) -> int:
+    return int(hashlib.sha256("|".join(parts).encode()).hexdigest()[:12], 16)
+
+
+def flipped(qid: str, docid: str) -> bool:
+    """The pairs where the scripted model answers 3 - old grade (about one in six)."""
+    return h("flip", qid, docid) % 6 == 0
+
+
+def scripted_grade(qid: str, docid: str, old: int) -> int:
+    return 3 - old if flipped(qid, docid) else old
+
+
+def key(text: str) -> str:
+    """A passage's start as the prompt shows it (white space collapsed)."""
+    return " ".join(text.split())[:80]
+
+
+class Scripted:
+    """A loopback model that knows the old grades and each passage's document by the start of its text."""
+
+    def __init__(self, old: dict[tuple[str, str], int], corpus: dict[str, str], topics: dict[str, str]):
+        self.old, self.topics = old, {text: qid for qid, text in topics.items()}
+        self.docs = {key(text): docid for docid, text in corpus.items()}
+
+    def __call__(self, body: dict) -> str:
+        user = body["messages"][-1]["content"]
+        qid = self.topics[re.search(r"^Question: (.*)$", user, re.M).group(1)]
+        grades = []
+        for label, text in re.findall(r"\[P(\d+)\] (.*?)(?=\n\n\[P\d+\] |\Z)", user, re.S):
+            docid = self.docs[key(text)]
+            grades.append({"passage": f"P{label}", "grade": scripted_grade(qid, docid, self.old[(qid, docid)]),
+                           "reason": "scripted"})
+        return json.dumps(grades)
+
+
+def read_qrels(path) -> dict[tuple[str, str], int]:
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        q, _, d, g = line.split()
+        out[(q, d)] = int(g)
+    return out
+
+
+def sample_texts() -> tuple[dict[str, str], dict[str, str]]:
+    corpus = {}
+    for line in open(sample_dir() / "corpus.jsonl", encoding="utf-8"):
+        row = json.loads(line)
+        corpus[row["id"]] = f"{row['title']}\n{row['contents']}" if row.get("title") else row["contents"]
+    topics = dict(line.rstrip("\n").split("\t", 1) for line in open(sample_dir() / "topics.tsv", encoding="utf-8"))
+    return corpus, topics
+
+
+@pytest.fixture
+def bench(tmp_path, cli_run):
+    sample = sample_dir()
+    ws = tmp_path / "bench"
+    assert cli_run("init", ws, "--corpus", sample / "corpus.jsonl", "--topics", sample / "topics.tsv").exit_code == 0
+    r = cli_run("qrels", "import", sample / "qrels.txt", "-w", ws, "--judge", "nist")
+    assert r.exit_code == 0, r.output
+    return ws
+
+
+@pytest.fixture
+def model(llm_server):
+    corpus, topics = sample_texts()
+    llm_server.script(Scripted(read_qrels(sample_dir() / "qrels.txt"), corpus, topics))
+    return ["--model", "openai/gpt-4o-mini", "--api-base", llm_server.base_url, "--api-key", "test", "--quiet"]
+
+
+def expected_disagreements(min_diff: int = 2, topics: set[str] | None = None) -> list[tuple[str, str, int, int]]:
+    old = read_qrels(sample_dir() / "qrels.txt")
+    rows = [(q, d, g, scripted_grade(q, d, g)) for (q, d), g in old.items() if topics is None or q in topics]
+    far = [r for r in rows if abs(r[3] - r[2]) >= min_diff]
+    return sorted(far, key=lambda r: (-abs(r[3] - r[2]), r[0], r[1]))
+
+
+def test_the_audit_lists_exactly_the_pairs_the_model_disagrees_with(bench, cli_run, model):
+    r = cli_run("judge", "llm", "-w", bench, *model, "--batch", "5", "--audit", "--format", "json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    old = read_qrels(sample_dir() / "qrels.txt")
+    expected = expected_disagreements()
+    assert len(expected) > 20  # the script flips enough pairs to mean something
+    assert [(p["query_id"], p["doc_id"], p["old"], p["model"]) for p in out["disagreements"]] == expected
+    assert all(abs(p["diff"]) >= 2 and p["new"] is None for p in out["disagreements"])
+    assert out["pairs"] == out["in_scope"] == len(old) and out["reference"] == "nist" and out["queued"]
+    grades = [(g, scripted_grade(q, d, g)) for (q, d), g in old.items()]
+    assert out["agreement"]["exact"] == pytest.approx(sum(a == b for a, b in grades) / len(grades))
+    assert out["agreement"]["within_one"] == pytest.approx(sum(abs(a - b) <= 1 for a, b in grades) / len(grades))
+    assert out["agreement"]["binary"] == pytest.approx(sum((a >= 1) == (b >= 1) for a, b in grades) / len(grades))
+    per_topic = [sum(q == t for q, _ in old) for t in {q for q, _ in old}]
+    assert out["judging"]["judged"] == len(old) and out["judging"]["calls"] == sum(-(-n // 5) for n in per_topic)
+    assert out["judging"]["cost"] > 0
+    # the queue is a pool of its own, largest disagreements first within each topic
+    from trecbench.store import Workspace
+    from trecbench.store.workspace import load_pool
+
+    pool = load_pool(Workspace(bench), "audit")
+    assert pool.attrs["strategy"] == "audit"
+    assert sorted(zip(pool["query_id"], pool["doc_id"])) == sorted((q, d) for q, d, _, _ in expected)
+    for qid, group in pool.groupby("query_id"):
+        diffs = [abs(old[(qid, d)] - scripted_grade(qid, d, old[(qid, d)])) for d in group.sort_values("priority")["doc_id"]]
+        assert diffs == sorted(diffs, reverse=True)
+
+
+def test_the_table_shows_agreement_disagreements_cost_and_the_queue(bench, cli_run, model):
+    r = cli_run("judge", "llm", "-w", bench, *model, "--audit", "--min-diff", "3")
+    assert r.exit_code == 0, r.output
+    expected = expected_disagreements(3)
+    lines = r.stdout.splitlines()
+    assert re.match(r"judged 498, failed 0, skipped 0 already judged; 498 calls \(0 from cache\), \d+ input \+ \d+ "
+                    r"output tokens, \$0\.\d{4}$", lines[0])
+    assert lines[1].startswith("audit of nist by openai/gpt-4o-mini:graded-0-3@") and "498 of 498 pairs re-judged" in lines[1]
+    assert re.match(r"agreement: exact 0\.\d{3}, within 1 grade 0\.\d{3}, binarised at grade >= 1 0\.\d{3}, "
+                    r"Cohen's kappa 0\.\d{3}$", lines[2])
+    assert lines[3] == f"disagreements by 3 or more grades: {len(expected)}"
+    assert lines[4].split() == ["topic", "doc", "old", "model", "diff", "new", "by"]
+    table = [line.split() for line in lines[5:5 + len(expected)]]
+    assert table == [[q, d, str(o), str(m), f"{m - o:+d}", "-", "-"] for q, d, o, m in expected]
+    assert lines[5 + len(expected)] == (f"queued: pool 'audit', {len(expected)} pairs, 0 re-judged by people; judge them "
+                                        f"blind with: trecbench serve -w {bench} --pool audit")
+    # a second run asks nothing and lists the same queue; other settings are refused before any call
+    again = cli_run("judge", "llm", "-w", bench, *model, "--audit", "--min-diff", "3")
+    assert again.exit_code == 0 and "holds this audit already: no model call" in again.stderr
+    assert again.stdout.splitlines()[:4 + len(expected)] == lines[1:5 + len(expected)]
+    other = cli_run("judge", "llm", "-w", bench, *model, "--audit")
+    assert other.exit_code == 2 and "pool 'audit' holds an audit with other settings" in other.stderr
+    assert "choose another --name" in other.stderr
+
+
+def test_dry_run_limit_topics_and_sample_audit_part_of_the_qrels(bench, cli_run, model, llm_server):
+    r = cli_run("judge", "llm", "-w", bench, *model, "--audit", "--dry-run", "--batch", "5")
+    old = read_qrels(sample_dir() / "qrels.txt")
+    calls = sum(-(-sum(q == t for q, _ in old) // 5) for t in {q for q, _ in old})  # batches of 5 within each topic
+    assert r.exit_code == 0 and r.stdout.startswith(f"dry run: {calls} calls to the model (0 answered by the cache) "
+                                                    "for 498 judgments") and "nothing was written" in r.stdout
+    assert llm_server.requests == []
+    from trecbench.store import Workspace
+
+    assert [p.name for p in Workspace(bench).pools()] == []
+    # --limit: a part now, the queue only once every pair in scope has a model grade
+    r = cli_run("judge", "llm", "-w", bench, *model, "--audit", "--topic", "T01", "--topic", "T02", "--limit", "10")
+    assert r.exit_code == 0, r.output
+    scope = sum(q in ("T01", "T02") for q, _ in old)
+    assert f"10 of {scope} pairs re-judged" in r.stdout
+    assert f"queue not made yet: {scope - 10} of {scope} pairs have no model grade" in r.stdout
+    assert [p.name for p in Workspace(bench).pools()] == []
+    r = cli_run("judge", "llm", "-w", bench, *model, "--audit", "--topic", "T01", "--topic", "T02", "--format", "json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["judging"]["judged"] == scope - 10 and out["pairs"] == scope and out["queued"]
+    assert [(p["query_id"], p["doc_id"]) for p in out["disagreements"]] == \
+        [(q, d) for q, d, _, _ in expected_disagreements(2, {"T01", "T02"})]
+    # a seeded sample of pairs, in a queue of another name; the same seed draws the same pairs
+    runs = [cli_run("judge", "llm", "-w", bench, *model, "--audit", "--sample", "40", "--seed", "7", "--name", name,
+                    "--format", "json") for name in ("s1", "s2")]
+    first, second = (json.loads(x.stdout) for x in runs)
+    assert first["in_scope"] == 40 and first["disagreements"] == second["disagreements"]
+    assert second["judging"]["calls"] == second["judging"]["cached"]  # asked before: from the cache, nothing paid
+
+
+def test_bad_audit_requests_are_refused_clearly(bench, cli_run, model, tmp_path):
+    r = cli_run("judge", "llm", "-w", bench, *model, "--min-diff", "2")
+    assert r.exit_code == 2 and "--min-diff go(es) with --audit" in r.output
+    r = cli_run("judge", "llm", "-w", bench, *model, "--audit", "--pool", "x")
+    assert r.exit_code == 2 and "not with --pool" in r.output
+    r = cli_run("judge", "llm", "-w", bench, *model, "--audit", "--reference", "alice")
+    assert r.exit_code == 2 and "no judgment by judge 'alice' (a person or an import) to audit" in r.stderr
+    r = cli_run("judge", "llm", "-w", bench, *model, "--audit", "--topic", "T99")
+    assert r.exit_code == 2 and "no judgment by nist of topic(s) T99 to audit" in r.stderr
+    r = cli_run("judge", "llm", "-w", bench, *model, "--audit", "--min-diff", "9")
+    assert r.exit_code == 2
+    r = cli_run("judge", "audit", "-w", bench)
+    assert r.exit_code == 2 and "the workspace has no audit queue" in r.stderr
+    empty = tmp_path / "empty"
+    sample = sample_dir()
+    assert cli_run("init", empty, "--corpus", sample / "corpus.jsonl", "--topics", sample / "topics.tsv").exit_code == 0
+    r = cli_run("judge", "llm", "-w", empty, *model, "--audit")
+    assert r.exit_code == 2 and "no judgment by a person or an import to audit" in r.stderr
+    assert "Traceback" not in r.output

@@ -191,3 +191,55 @@ def test_bad_audit_requests_are_refused_clearly(bench, cli_run, model, tmp_path)
     r = cli_run("judge", "llm", "-w", empty, *model, "--audit")
     assert r.exit_code == 2 and "no judgment by a person or an import to audit" in r.stderr
     assert "Traceback" not in r.output
+
+
+def test_the_queue_is_served_blind_and_new_grades_show_in_the_list_and_the_export(tmp_path, cli_run, model):
+    """Old grades given in the web app (kind human): the queue neither shows nor counts them; new ones are listed."""
+    from starlette.testclient import TestClient
+    from web_support import csrf_of
+
+    from trecbench.web.app import create_app
+
+    sample = sample_dir()
+    ws = tmp_path / "bench"
+    assert cli_run("init", ws, "--corpus", sample / "corpus.jsonl", "--topics", sample / "topics.tsv").exit_code == 0
+    r = cli_run("qrels", "import", sample / "qrels.txt", "-w", ws, "--judge", "alice", "--kind", "human")
+    assert r.exit_code == 0, r.output
+    r = cli_run("judge", "llm", "-w", ws, *model, "--batch", "10", "--audit")
+    assert r.exit_code == 0, r.output
+    expected = expected_disagreements()
+    queued = {(q, d) for q, d, _, _ in expected}
+    client = TestClient(create_app(ws, require_token=False, pool="audit"), base_url="http://127.0.0.1")
+    assert client.post("/login", data={"csrf": csrf_of(client.get("/login").text), "name": "alice"}).status_code == 200
+    rows = re.findall(r'<tr data-qid="(\w+)">.*?<span class="count">(\d+) / (\d+)</span>', client.get("/").text, re.S)
+    per_topic = {q: sum(qq == q for qq, _ in queued) for q, _ in queued}
+    assert {q: (int(done), int(total)) for q, done, total in rows} == {q: (0, n) for q, n in per_topic.items()}
+    qid, docid, old, model_grade = expected[0]
+    page = client.post("/next", data={"csrf": csrf_of(client.get("/").text), "qid": qid})
+    assert page.status_code == 200 and page.url.path == "/judge"
+    shown = re.search(r"docid=([^&\"]+)", str(page.url)).group(1)
+    assert (qid, shown) in queued  # the topic's largest disagreement comes first
+    blind = client.get("/judge", params={"qid": qid, "docid": docid, "suggest": "1"}).text
+    assert 'id="blind"' in blind and "suggested-grade" not in blind and "show-suggestion" not in blind
+    assert '<strong id="my-grade">not judged</strong>' in blind and "Already judged by" not in blind
+    new = (old + 1) % 4
+    page = client.get("/judge", params={"qid": qid, "docid": docid})
+    done = client.post("/judge", data={"csrf": csrf_of(page.text), "qid": qid, "docid": docid, "grade": str(new)})
+    assert done.status_code == 200
+    r = cli_run("judge", "audit", "-w", ws, "--format", "json")
+    assert r.exit_code == 0, r.output
+    listed = json.loads(r.stdout)
+    assert listed["rejudged"] == 1 and listed["pool"] == "audit"
+    first = listed["disagreements"][0]
+    assert (first["query_id"], first["doc_id"], first["old"], first["model"], first["new"], first["assessor"]) == \
+        (qid, docid, old, model_grade, new, "alice")
+    assert all(p["new"] is None for p in listed["disagreements"][1:])
+    table = cli_run("judge", "audit", "-w", ws).stdout
+    assert re.search(rf"^{qid}\s+{docid}\s+{old}\s+{model_grade}\s+{re.escape(f'{model_grade - old:+d}')}\s+{new}\s+alice$", table, re.M)
+    assert f"queue: pool 'audit', {len(expected)} pairs, 1 re-judged by people" in table
+    # qrels export takes the new grade, and says whose it is
+    r = cli_run("qrels", "export", "-w", ws, "-o", tmp_path / "q.txt", "--provenance", tmp_path / "prov.tsv")
+    assert r.exit_code == 0, r.output
+    assert read_qrels(tmp_path / "q.txt")[(qid, docid)] == new
+    prov = [line.split("\t") for line in (tmp_path / "prov.tsv").read_text().splitlines()]
+    assert [row[4] for row in prov if row[0] == qid and row[2] == docid] == ["alice"]

@@ -235,7 +235,8 @@ def test_the_queue_is_served_blind_and_new_grades_show_in_the_list_and_the_expor
         (qid, docid, old, model_grade, new, "alice")
     assert all(p["new"] is None for p in listed["disagreements"][1:])
     table = cli_run("judge", "audit", "-w", ws).stdout
-    assert re.search(rf"^{qid}\s+{docid}\s+{old}\s+{model_grade}\s+{re.escape(f'{model_grade - old:+d}')}\s+{new}\s+alice$", table, re.M)
+    row = [line.split() for line in table.splitlines() if line.startswith(f"{qid} ") and f" {docid} " in line]
+    assert row == [[qid, docid, str(old), str(model_grade), f"{model_grade - old:+d}", str(new), "alice"]]
     assert f"queue: pool 'audit', {len(expected)} pairs, 1 re-judged by people" in table
     # qrels export takes the new grade, and says whose it is
     r = cli_run("qrels", "export", "-w", ws, "-o", tmp_path / "q.txt", "--provenance", tmp_path / "prov.tsv")
@@ -243,3 +244,32 @@ def test_the_queue_is_served_blind_and_new_grades_show_in_the_list_and_the_expor
     assert read_qrels(tmp_path / "q.txt")[(qid, docid)] == new
     prov = [line.split("\t") for line in (tmp_path / "prov.tsv").read_text().splitlines()]
     assert [row[4] for row in prov if row[0] == qid and row[2] == docid] == ["alice"]
+
+
+def test_an_audit_queue_does_not_change_how_qrels_export_propagates_duplicates(tmp_path, cli_run, llm_server):
+    """The queue is the newest pool but holds no duplicate groups: export keeps the pooled run's groups."""
+    import pandas as pd
+
+    from trecbench.store import Workspace
+    from trecbench.store.workspace import save_pool
+
+    docs = {"d1": "passage d1 about tides", "d2": "passage d2 about tides (a copy)", "d3": "passage d3 about moons"}
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"id": d, "contents": t}) + "\n" for d, t in docs.items()))
+    (tmp_path / "topics.tsv").write_text("q1\twhat moves the tides\n")
+    ws = tmp_path / "bench"
+    assert cli_run("init", ws, "--corpus", tmp_path / "corpus.jsonl", "--topics", tmp_path / "topics.tsv").exit_code == 0
+    pool = pd.DataFrame([("q1", "d1", 1, "d1", True), ("q1", "d2", 2, "d1", False), ("q1", "d3", 3, None, True)],
+                        columns=["query_id", "doc_id", "priority", "group", "representative"])
+    save_pool(Workspace(ws), "depth-10", "depth", {}, pool)
+    (tmp_path / "old.txt").write_text("q1 0 d1 3\nq1 0 d3 0\n")
+    assert cli_run("qrels", "import", tmp_path / "old.txt", "-w", ws, "--judge", "nist").exit_code == 0
+    before = cli_run("qrels", "export", "-w", ws, "-o", tmp_path / "before.txt")
+    assert "(2 judged, 1 propagated from duplicates)" in before.stdout
+    llm_server.script(lambda body: json.dumps([{"passage": "P1", "grade": 0, "reason": "-"}]))  # d1: 3 -> 0
+    r = cli_run("judge", "llm", "-w", ws, "--model", "openai/gpt-4o-mini", "--api-base", llm_server.base_url,
+                "--api-key", "test", "--quiet", "--audit")
+    assert r.exit_code == 0 and "queued: pool 'audit', 1 pairs" in r.stdout, r.output
+    assert [p.name for p in Workspace(ws).pools()] == ["depth-10", "audit"]
+    after = cli_run("qrels", "export", "-w", ws, "-o", tmp_path / "after.txt")
+    assert "(2 judged, 1 propagated from duplicates)" in after.stdout
+    assert (tmp_path / "after.txt").read_text() == (tmp_path / "before.txt").read_text()

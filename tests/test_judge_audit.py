@@ -1,9 +1,13 @@
 """`trecbench judge llm --audit`: old qrels re-judged by a scripted model, the disagreements queued for people."""
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import re
+import shlex
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -14,13 +18,13 @@ def h(*parts: str) -> int:
     return int(hashlib.sha256("|".join(parts).encode()).hexdigest()[:12], 16)
 
 
-def flipped(qid: str, docid: str) -> bool:
-    """The pairs where the scripted model answers 3 - old grade (about one in six)."""
-    return h("flip", qid, docid) % 6 == 0
+def flipped(qid: str, docid: str, every: int = 6) -> bool:
+    """The pairs where the scripted model answers 3 - old grade (about one in `every`)."""
+    return h("flip", qid, docid) % every == 0
 
 
-def scripted_grade(qid: str, docid: str, old: int) -> int:
-    return 3 - old if flipped(qid, docid) else old
+def scripted_grade(qid: str, docid: str, old: int, every: int = 6) -> int:
+    return 3 - old if flipped(qid, docid, every) else old
 
 
 def key(text: str) -> str:
@@ -28,11 +32,14 @@ def key(text: str) -> str:
     return " ".join(text.split())[:80]
 
 
+README_EVERY = 20  # the README's loopback model: 3 - the sample's grade on about one pair in twenty
+
+
 class Scripted:
     """A loopback model that knows the old grades and each passage's document by the start of its text."""
 
-    def __init__(self, old: dict[tuple[str, str], int], corpus: dict[str, str], topics: dict[str, str]):
-        self.old, self.topics = old, {text: qid for qid, text in topics.items()}
+    def __init__(self, old: dict[tuple[str, str], int], corpus: dict[str, str], topics: dict[str, str], every: int = 6):
+        self.old, self.topics, self.every = old, {text: qid for qid, text in topics.items()}, every
         self.docs = {key(text): docid for docid, text in corpus.items()}
 
     def __call__(self, body: dict) -> str:
@@ -41,7 +48,7 @@ class Scripted:
         grades = []
         for label, text in re.findall(r"\[P(\d+)\] (.*?)(?=\n\n\[P\d+\] |\Z)", user, re.S):
             docid = self.docs[key(text)]
-            grades.append({"passage": f"P{label}", "grade": scripted_grade(qid, docid, self.old[(qid, docid)]),
+            grades.append({"passage": f"P{label}", "grade": scripted_grade(qid, docid, self.old[(qid, docid)], self.every),
                            "reason": "scripted"})
         return json.dumps(grades)
 
@@ -238,10 +245,17 @@ def test_the_queue_is_served_blind_and_new_grades_show_in_the_list_and_the_expor
     row = [line.split() for line in table.splitlines() if line.startswith(f"{qid} ") and f" {docid} " in line]
     assert row == [[qid, docid, str(old), str(model_grade), f"{model_grade - old:+d}", str(new), "alice"]]
     assert f"queue: pool 'audit', {len(expected)} pairs, 1 re-judged by people" in table
+    nearer = "old" if abs(new - old) < abs(new - model_grade) else "model" if abs(new - model_grade) < abs(new - old) \
+        else "halfway"
+    assert first["closer"] == nearer and listed["closer"] == {"old": 0, "model": 0, "halfway": 0, nearer: 1}
+    assert {"old": "people's new grades: 1 nearer the old grade, 0 nearer the model's, 0 halfway",
+            "model": "people's new grades: 0 nearer the old grade, 1 nearer the model's, 0 halfway",
+            "halfway": "people's new grades: 0 nearer the old grade, 0 nearer the model's, 1 halfway"}[nearer] in table
     # qrels export takes the new grade, and says whose it is
     r = cli_run("qrels", "export", "-w", ws, "-o", tmp_path / "q.txt", "--provenance", tmp_path / "prov.tsv")
     assert r.exit_code == 0, r.output
     assert read_qrels(tmp_path / "q.txt")[(qid, docid)] == new
+    assert r.stdout.splitlines()[1] == "grades by judge (prefer human): alice 498"
     prov = [line.split("\t") for line in (tmp_path / "prov.tsv").read_text().splitlines()]
     assert [row[4] for row in prov if row[0] == qid and row[2] == docid] == ["alice"]
 
@@ -273,3 +287,53 @@ def test_an_audit_queue_does_not_change_how_qrels_export_propagates_duplicates(t
     after = cli_run("qrels", "export", "-w", ws, "-o", tmp_path / "after.txt")
     assert "(2 judged, 1 propagated from duplicates)" in after.stdout
     assert (tmp_path / "after.txt").read_text() == (tmp_path / "before.txt").read_text()
+
+
+# ---- the README's validate -> judge -> audit path, run as written --------------------------------------------
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+SHOWN_BASE = "http://127.0.0.1:8000/v1"  # the loopback model's address as the README shows it
+
+
+def readme_path() -> list[tuple[str, str]]:
+    """(command, the output shown under it) of the README's "Validate, judge, audit" block."""
+    section = README.read_text(encoding="utf-8").split("## Validate, judge, audit\n", 1)[1]
+    block = re.search(r"```\n(.*?)```", section, re.S).group(1)
+    steps: list[tuple[str, str]] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], ""))
+        elif steps:
+            steps[-1] = (steps[-1][0], steps[-1][1] + line + "\n")
+    return steps
+
+
+def run_readme_path(folder: Path, base_url: str, cli_run) -> list[tuple[str, str]]:
+    """Run the README's commands in `folder` (holding the sample as `sample/`); (command, stdout) of each."""
+    out = []
+    for command, _ in readme_path():
+        args = []
+        for word in shlex.split(command.replace(SHOWN_BASE, base_url))[1:]:
+            args += sorted(glob.glob(word)) if "*" in word else [word]
+        result = cli_run(*args)
+        assert result.exit_code == 0, f"{command}\n{result.output}"
+        out.append((command, result.stdout))
+    return out
+
+
+def shape(text: str) -> str:
+    """Output with the numbers that follow from token counts (tokens, dollars) blanked."""
+    text = re.sub(r"\d+ input \+ \d+ output tokens, \$\d+\.\d+", "N input + N output tokens, $N", text)
+    return re.sub(r"\b\d+\.\d{4}(\s+)(good|fair|poor)\b", r"N\1\2", text)
+
+
+def test_the_readme_validate_judge_audit_path_runs_and_prints_what_it_shows(tmp_path, monkeypatch, cli_run, llm_server):
+    shutil.copytree(sample_dir(), tmp_path / "sample")
+    monkeypatch.chdir(tmp_path)
+    corpus, topics = sample_texts()
+    llm_server.script(Scripted(read_qrels(sample_dir() / "qrels.txt"), corpus, topics, every=README_EVERY))
+    shown = readme_path()
+    assert any("--audit" in c for c, _ in shown) and any(c.startswith("trecbench judge validate") for c, _ in shown)
+    ran = run_readme_path(tmp_path, llm_server.base_url, cli_run)
+    for (command, expected), (_, got) in zip(shown, ran):
+        assert shape(got).rstrip("\n") == shape(expected).rstrip("\n"), command

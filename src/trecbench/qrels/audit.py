@@ -39,6 +39,14 @@ class AuditPair(NamedTuple):
     def diff(self) -> int:
         return self.model - self.old
 
+    @property
+    def closer(self) -> str | None:
+        """Which grade people's new one is nearer: `old`, `model`, `halfway`; None before people re-judged it."""
+        if self.new is None:
+            return None
+        to_old, to_model = abs(self.new - self.old), abs(self.new - self.model)
+        return "old" if to_old < to_model else "model" if to_model < to_old else "halfway"
+
 
 @dataclass
 class Audit:
@@ -80,8 +88,14 @@ class Audit:
                 "pairs": self.pairs, "left_out": self.left_out,
                 "agreement": {"exact": num(self.exact), "within_one": num(self.within_one),
                               "binary": num(self.binary), "kappa": num(self.kappa)},
-                "disagreements": [{**p._asdict(), "diff": p.diff} for p in self.disagreements],
-                "rejudged": self.rejudged, "judging": self._judging(), "notes": self.notes}
+                "disagreements": [{**p._asdict(), "diff": p.diff, "closer": p.closer} for p in self.disagreements],
+                "rejudged": self.rejudged, "closer": self.closer, "judging": self._judging(), "notes": self.notes}
+
+    @property
+    def closer(self) -> dict[str, int]:
+        """How many of people's new grades are nearer the old grade, the model's, or halfway."""
+        found = [p.closer for p in self.disagreements]
+        return {side: found.count(side) for side in ("old", "model", "halfway")}
 
     def _judging(self) -> dict | None:
         """This run's model calls (None when it made none: a dry run, or a queue read back)."""
@@ -273,6 +287,10 @@ def format_audit(audit: Audit, workspace: str) -> str:
         made = "queued" if audit.queued_now else "queue"
         lines.append(f"{made}: pool {audit.name!r}, {len(audit.disagreements)} pairs, {audit.rejudged} re-judged by "
                      f"people; judge them blind with: trecbench serve -w {workspace} --pool {audit.name}")
+        if audit.rejudged:
+            c = audit.closer
+            lines.append(f"people's new grades: {c['old']} nearer the old grade, {c['model']} nearer the model's, "
+                         f"{c['halfway']} halfway")
     lines += [f"note: {n}" for n in audit.notes]
     return "\n".join(lines)
 

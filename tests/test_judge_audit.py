@@ -192,6 +192,13 @@ def test_bad_audit_requests_are_refused_clearly(bench, cli_run, model, tmp_path)
     assert r.exit_code == 2
     r = cli_run("judge", "audit", "-w", bench)
     assert r.exit_code == 2 and "the workspace has no audit queue" in r.stderr
+    assert cli_run("pool", sample_dir() / "runs" / "bm25.txt", "--depth", "5", "-w", bench).exit_code == 0
+    r = cli_run("judge", "llm", "-w", bench, *model, "--audit", "--name", "depth-5")
+    assert r.exit_code == 2 and "pool 'depth-5' exists and is not an audit queue: choose another --name" in r.stderr
+    r = cli_run("judge", "audit", "-w", bench, "--pool", "depth-5")
+    assert r.exit_code == 2 and "pool 'depth-5' is not an audit queue" in r.stderr
+    r = cli_run("judge", "audit", "-w", bench, "--pool", "nope")
+    assert r.exit_code == 2 and "no pool 'nope'" in r.stderr
     empty = tmp_path / "empty"
     sample = sample_dir()
     assert cli_run("init", empty, "--corpus", sample / "corpus.jsonl", "--topics", sample / "topics.tsv").exit_code == 0
@@ -337,3 +344,19 @@ def test_the_readme_validate_judge_audit_path_runs_and_prints_what_it_shows(tmp_
     ran = run_readme_path(tmp_path, llm_server.base_url, cli_run)
     for (command, expected), (_, got) in zip(shown, ran):
         assert shape(got).rstrip("\n") == shape(expected).rstrip("\n"), command
+
+
+def test_a_max_cost_stop_makes_no_queue_and_the_rerun_finishes_it(bench, cli_run, model, llm_server):
+    r = cli_run("judge", "llm", "-w", bench, *model, "--audit", "--topic", "T03", "--max-cost", "0")
+    assert r.exit_code == 3, r.output
+    assert llm_server.requests == [] and "stopped early" in r.stderr
+    assert "queue not made yet" in r.stdout
+    from trecbench.store import Workspace
+
+    assert Workspace(bench).pools() == []
+    r = cli_run("judge", "llm", "-w", bench, *model, "--audit", "--topic", "T03")
+    assert r.exit_code == 0, r.output
+    expected = expected_disagreements(2, {"T03"})
+    assert len(expected) == 4 and "queued: pool 'audit', 4 pairs" in r.stdout
+    assert [line.split()[:2] for line in r.stdout.splitlines() if line.startswith("T03 ")] == \
+        [[q, d] for q, d, _, _ in expected]

@@ -289,7 +289,7 @@ def test_an_audit_queue_does_not_change_how_qrels_export_propagates_duplicates(t
     llm_server.script(lambda body: json.dumps([{"passage": "P1", "grade": 0, "reason": "-"}]))  # d1: 3 -> 0
     r = cli_run("judge", "llm", "-w", ws, "--model", "openai/gpt-4o-mini", "--api-base", llm_server.base_url,
                 "--api-key", "test", "--quiet", "--audit")
-    assert r.exit_code == 0 and "queued: pool 'audit', 1 pairs" in r.stdout, r.output
+    assert r.exit_code == 0 and "queued: pool 'audit', 1 pair, 0 re-judged" in r.stdout, r.output
     assert [p.name for p in Workspace(ws).pools()] == ["depth-10", "audit"]
     after = cli_run("qrels", "export", "-w", ws, "-o", tmp_path / "after.txt")
     assert "(2 judged, 1 propagated from duplicates)" in after.stdout

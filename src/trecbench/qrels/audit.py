@@ -285,7 +285,8 @@ def format_audit(audit: Audit, workspace: str) -> str:
         lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
     if audit.queued:
         made = "queued" if audit.queued_now else "queue"
-        lines.append(f"{made}: pool {audit.name!r}, {len(audit.disagreements)} pairs, {audit.rejudged} re-judged by "
+        n = len(audit.disagreements)
+        lines.append(f"{made}: pool {audit.name!r}, {n} pair{'s' * (n != 1)}, {audit.rejudged} re-judged by "
                      f"people; judge them blind with: trecbench serve -w {workspace} --pool {audit.name}")
         if audit.rejudged:
             c = audit.closer

@@ -360,3 +360,24 @@ def test_a_max_cost_stop_makes_no_queue_and_the_rerun_finishes_it(bench, cli_run
     assert len(expected) == 4 and "queued: pool 'audit', 4 pairs" in r.stdout
     assert [line.split()[:2] for line in r.stdout.splitlines() if line.startswith("T03 ")] == \
         [[q, d] for q, d, _, _ in expected]
+
+
+def test_an_audit_through_the_providers_batch_interface_is_queued_when_the_batch_is_collected(bench, cli_run, model,
+                                                                                             llm_server):
+    from trecbench.store import Workspace
+
+    llm_server.hold_batches = True
+    r = cli_run("judge", "llm", "-w", bench, *model, "--audit", "--topic", "T03", "--batch", "5", "--provider-batch")
+    assert r.exit_code == 0, r.output
+    scope = sum(q == "T03" for q, _ in read_qrels(sample_dir() / "qrels.txt"))
+    assert f"submitted: {-(-scope // 5)} requests" in r.stdout and f"{scope} documents wait for a batch" in r.stdout
+    assert f"0 of {scope} pairs re-judged" in r.stdout and "waiting for a provider batch" in r.stdout
+    assert Workspace(bench).pools() == [] and len(llm_server.batches) == 1
+    llm_server.hold_batches = False
+    r = cli_run("judge", "llm", "-w", bench, *model, "--audit", "--topic", "T03", "--batch", "5", "--collect")
+    assert r.exit_code == 0, r.output
+    assert f"judged {scope}, failed 0" in r.stdout and "replies read" in r.stdout
+    expected = expected_disagreements(2, {"T03"})
+    assert f"queued: pool 'audit', {len(expected)} pairs" in r.stdout and len(llm_server.batches) == 1
+    assert [line.split()[:4] for line in r.stdout.splitlines() if line.startswith("T03 ")] == \
+        [[q, d, str(o), str(m)] for q, d, o, m in expected]

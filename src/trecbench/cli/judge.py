@@ -95,7 +95,7 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
 
         return run_audit(workspace, config, model_opts, audit, prompt=prompt, batch=batch, samples=samples,
                          examples=examples, limit=limit, threshold=relevant_grade, dry_run=dry_run, quiet=quiet,
-                         pool=pool_name, provider_batch=provider_batch or collect)
+                         pool=pool_name, provider_batch=provider_batch, collect=collect)
     with judging(quiet or dry_run) as (start, progress):
         try:
             run = judge_pool(Workspace(workspace), config, prompt=prompt, batch=batch, samples=samples,
@@ -109,7 +109,7 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
         return
     click.echo(describe_run(run))
     if run.batches is not None:
-        click.echo(_describe_batches(run.batches))
+        click.echo(describe_batches(run.batches))
     finish_run(run)
 
 
@@ -147,7 +147,7 @@ def finish_run(run) -> None:
            stopped=report.stopped, budget_stop=report.stopped is not None)
 
 
-def _describe_batches(b) -> str:
+def describe_batches(b) -> str:
     """What happened to the provider batches in this run (`trecbench.qrels.judges.batch.BatchReport`)."""
     lines = [f"batch {bid} collected: {n} replies read, {dollars(cost)} at the batch price" for bid, n, cost in b.collected]
     lines += [f"batch {bid} found again (its id had not been saved)" for bid in b.found_again]

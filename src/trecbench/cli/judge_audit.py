@@ -63,22 +63,23 @@ def audit_options(f: Callable) -> Callable:
 
 def run_audit(workspace: str, config: Any, model_opts: Any, audit: AuditOptions, *, prompt: Any, batch: int,
               samples: int, examples: int, limit: int | None, threshold: int, dry_run: bool, quiet: bool,
-              pool: str | None, provider_batch: bool) -> None:
+              pool: str | None, provider_batch: bool, collect: bool) -> None:
     """`judge llm --audit`: re-judge, print the agreement, the disagreements and the queue."""
-    from trecbench.cli.judge import describe_run, finish_run, judging
+    from trecbench.cli.judge import describe_batches, describe_run, finish_run, judging
     from trecbench.cli.model_options import describe_estimate
     from trecbench.qrels.audit import audit_qrels, format_audit
 
     if not audit.on:
         raise click.UsageError(f"{', '.join(audit.given)} go(es) with --audit")
-    if pool is not None or provider_batch:
-        raise click.UsageError("--audit re-judges the qrels' pairs: not with --pool, --provider-batch or --collect")
+    if pool is not None:
+        raise click.UsageError("--audit re-judges the qrels' pairs, not a pool's: not with --pool")
     with judging(quiet or dry_run) as (start, progress):
         result = audit_qrels(workspace, config, reference=audit.reference, min_diff=audit.min_diff or 2,
                              name=audit.name or "audit", topics=list(audit.topics) or None, sample=audit.sample,
                              seed=audit.seed or 0, threshold=threshold, prompt=prompt, batch=batch, samples=samples,
                              examples=examples, limit=limit, max_cost=model_opts.max_cost, dry_run=dry_run,
-                             on_start=start, on_progress=progress)
+                             provider_batch=provider_batch or collect, collect=collect, on_start=start,
+                             on_progress=progress)
     run = result.run
     if run is not None and run.report is None:
         click.echo(describe_estimate(run.estimate))
@@ -87,6 +88,8 @@ def run_audit(workspace: str, config: Any, model_opts: Any, audit: AuditOptions,
         click.echo(f"pool {result.name!r} holds this audit already: no model call", err=True)
     else:
         click.echo(describe_run(run), err=audit.fmt == "json")
+        if run.batches is not None:
+            click.echo(describe_batches(run.batches), err=audit.fmt == "json")
     click.echo(json.dumps(result.as_dict(), indent=2) if audit.fmt == "json" else format_audit(result, workspace))
     if run is not None:
         finish_run(run)

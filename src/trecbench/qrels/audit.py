@@ -116,13 +116,14 @@ def _settings(judge: str, reference: str | None, min_diff: int, threshold: int, 
 def audit_qrels(ws: Any, config: Any, *, reference: str | None = None, min_diff: int = 2, name: str = "audit",
                 topics: list[str] | None = None, sample: int | None = None, seed: int = 0, threshold: int = 1,
                 prompt: Any = None, batch: int = 1, samples: int = 1, examples: int = 0, limit: int | None = None,
-                max_cost: Any = None, dry_run: bool = False, on_start: Callable | None = None,
-                on_progress: Callable | None = None) -> Audit:
+                max_cost: Any = None, dry_run: bool = False, provider_batch: bool = False, collect: bool = False,
+                on_start: Callable | None = None, on_progress: Callable | None = None) -> Audit:
     """Re-judge the reference's judged pairs with `config`'s model; queue those it disagrees with by `min_diff`+.
 
     ws: a `Workspace` or its path. reference: one person's or import's name (default: people, then imports).
     topics: only these topics; sample: only this many pairs, drawn at random (`seed`); limit: judge at most
-    this many pairs in this run (as `judge llm --limit`). The other options are `judge_pool`'s. When the pool
+    this many pairs in this run (as `judge llm --limit`). The other options are `judge_pool`'s (`provider_batch`:
+    the requests go through the provider's batch interface and a later run collects them). When the pool
     `name` already holds an audit with the same settings, nothing is asked again: it is read back with
     people's new grades (`read_audit`); with other settings, or when it is another kind of pool, InputError.
     """
@@ -148,7 +149,8 @@ def audit_qrels(ws: Any, config: Any, *, reference: str | None = None, min_diff:
     frame, source, left_out = _scope(ws, reference, topics, sample, seed)
     frame.attrs["name"] = name
     run = judge_pool(ws, config, prompt=prompt, batch=batch, samples=samples, examples=examples, limit=limit,
-                     max_cost=max_cost, dry_run=dry_run, pairs=frame, on_start=on_start, on_progress=on_progress)
+                     max_cost=max_cost, dry_run=dry_run, provider_batch=provider_batch, collect=collect, pairs=frame,
+                     on_start=on_start, on_progress=on_progress)
     audit = Audit(name, source, identity.name, threshold, min_diff, len(frame), 0, left_out, run=run)
     if left_out:
         audit.notes.append(f"{left_out} pair(s) of the reference left out: their topic or document is not in "
@@ -166,7 +168,8 @@ def audit_qrels(ws: Any, config: Any, *, reference: str | None = None, min_diff:
     audit.disagreements = _disagreements(both, min_diff)
     if not audit.complete:
         audit.notes.append(f"queue not made yet: {audit.in_scope - audit.pairs} of {audit.in_scope} pairs have no "
-                           "model grade (failed, stopped or beyond --limit); run the same command again")
+                           "model grade (failed, stopped, beyond --limit or waiting for a provider batch); run the same "
+                           "command again")
         return audit
     if not audit.disagreements:
         audit.notes.append(f"no pair differs by {min_diff} grades or more: nothing to queue")

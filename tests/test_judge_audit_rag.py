@@ -67,3 +67,33 @@ def test_auditing_nist_rag24_qrels_lists_the_pairs_the_model_disagrees_with(shar
     assert r.exit_code == 0
     exported = {(a, c): int(g) for a, _, c, g in (x.split() for x in (tmp_path / "q.txt").read_text().splitlines())}
     assert exported == old
+
+
+def test_old_grades_on_a_longer_scale_than_the_prompts_are_counted_in_a_note(shared, tmp_path, cli_run, llm_server):
+    """TREC RAG 2025's NIST qrels grade 0-4; the prompt's scale is 0-3: the audit says how many old grades lie above."""
+    rows = [line.split() for line in (shared / "rag" / "qrels.rag25.test.txt").read_text().splitlines() if line.strip()]
+    with_four = Counter(r[0] for r in rows if r[3] == "4")
+    sizes = Counter(r[0] for r in rows)
+    qid = min(with_four, key=lambda q: (sizes[q], q))  # the smallest topic with a grade 4
+    chosen = [r for r in rows if r[0] == qid]
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"id": r[2], "contents": f"segment {r[2]} of the corpus"})
+                                                   + "\n" for r in chosen))
+    (tmp_path / "nist.txt").write_text("".join(" ".join(r) + "\n" for r in chosen))
+    ws = tmp_path / "bench"
+    r = cli_run("init", ws, "--corpus", tmp_path / "corpus.jsonl", "--topics", shared / "rag" / "topics.rag25.test.jsonl")
+    assert r.exit_code == 0, r.output
+    assert cli_run("qrels", "import", tmp_path / "nist.txt", "-w", ws, "--judge", "nist").exit_code == 0
+    llm_server.script(lambda body: json.dumps([{"passage": f"P{i}", "grade": 1, "reason": "-"} for i in
+                                               re.findall(r"\[P(\d+)\] ", body["messages"][-1]["content"])]))
+    r = cli_run("judge", "llm", "-w", ws, "--model", "openai/gpt-4o-mini", "--api-base", llm_server.base_url,
+                "--api-key", "test", "--quiet", "--batch", "10", "--audit", "--format", "json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    fours = with_four[qid]
+    note = (f"{fours} old grade(s) are above the prompt's top grade 3: the reference uses a longer scale, so "
+            "differences there are partly the scales'")
+    assert note in out["notes"] and out["pairs"] == len(chosen)
+    far = sorted(((r[2], int(r[3])) for r in chosen if abs(int(r[3]) - 1) >= 2), key=lambda x: (-abs(x[1] - 1), x[0]))
+    assert [(p["doc_id"], p["old"]) for p in out["disagreements"]] == far  # grade 4 vs 1 first, then 3 vs 1
+    listed = json.loads(cli_run("judge", "audit", "-w", ws, "--format", "json").stdout)
+    assert note in listed["notes"]

@@ -241,7 +241,8 @@ def _store(ws: Any, audit: Audit, settings: dict) -> None:
     summary = {"in_scope": audit.in_scope, "pairs": audit.pairs, "left_out": audit.left_out, "exact": audit.exact,
                "within_one": audit.within_one, "binary": audit.binary, "kappa": audit.kappa}
     params = {"settings": settings, "source": audit.reference, "since": ws.newest_judgment(), "runs": [],
-              "summary": summary, "grades": [[p.query_id, p.doc_id, p.old, p.model] for p in audit.disagreements]}
+              "summary": summary, "notes": audit.notes,
+              "grades": [[p.query_id, p.doc_id, p.old, p.model] for p in audit.disagreements]}
     save_pool(ws, audit.name, STRATEGY, params, rows)
 
 
@@ -261,7 +262,7 @@ def read_audit(ws: Any, name: str | None = None) -> Audit:
     s, summary = params["settings"], params["summary"]
     audit = Audit(chosen.name, params["source"], s["judge"], s["threshold"], s["min_diff"], summary["in_scope"],
                   summary["pairs"], summary["left_out"], _nan(summary["exact"]), _nan(summary["within_one"]),
-                  _nan(summary["binary"]), _nan(summary["kappa"]), pairs, queued=True)
+                  _nan(summary["binary"]), _nan(summary["kappa"]), pairs, queued=True, notes=list(params["notes"]))
     return audit
 
 

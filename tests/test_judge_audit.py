@@ -207,8 +207,9 @@ def test_bad_audit_requests_are_refused_clearly(bench, cli_run, model, tmp_path)
     assert "Traceback" not in r.output
 
 
-def test_the_queue_is_served_blind_and_new_grades_show_in_the_list_and_the_export(tmp_path, cli_run, model):
-    """Old grades given in the web app (kind human): the queue neither shows nor counts them; new ones are listed."""
+@pytest.fixture
+def people_audited(tmp_path, cli_run, model):
+    """A workspace whose old grades are alice's, given in the web app (kind human), audited; and a web client maker."""
     from starlette.testclient import TestClient
     from web_support import csrf_of
 
@@ -221,10 +222,38 @@ def test_the_queue_is_served_blind_and_new_grades_show_in_the_list_and_the_expor
     assert r.exit_code == 0, r.output
     r = cli_run("judge", "llm", "-w", ws, *model, "--batch", "10", "--audit")
     assert r.exit_code == 0, r.output
+
+    def client_of(name: str) -> TestClient:
+        client = TestClient(create_app(ws, require_token=False, pool="audit"), base_url="http://127.0.0.1")
+        assert client.post("/login", data={"csrf": csrf_of(client.get("/login").text), "name": name}).status_code == 200
+        return client
+
+    return ws, client_of
+
+
+def test_an_assessor_whose_old_grade_is_audited_holds_the_pair_she_opens(people_audited):
+    from web_support import csrf_of
+
+    ws, client_of = people_audited
+    expected = expected_disagreements()
+    qid = next(q for q, _, _, _ in expected if sum(x[0] == q for x in expected) >= 2)
+    first, second = [d for q, d, _, _ in expected if q == qid][:2]
+    alice, bob = client_of("alice"), client_of("bob")
+    opened = alice.post("/open", data={"csrf": csrf_of(alice.get("/").text), "qid": qid, "docid": first})
+    assert opened.status_code == 200 and opened.url.path == "/judge"
+    # alice holds `first` (her old grade does not count as judged in the queue): bob is given the next pair
+    given = bob.post("/next", data={"csrf": csrf_of(bob.get("/").text), "qid": qid})
+    assert re.search(r"docid=([^&\"]+)", str(given.url)).group(1) == second
+
+
+def test_the_queue_is_served_blind_and_new_grades_show_in_the_list_and_the_export(tmp_path, cli_run, people_audited):
+    """Old grades given in the web app (kind human): the queue neither shows nor counts them; new ones are listed."""
+    from web_support import csrf_of
+
+    ws, client_of = people_audited
     expected = expected_disagreements()
     queued = {(q, d) for q, d, _, _ in expected}
-    client = TestClient(create_app(ws, require_token=False, pool="audit"), base_url="http://127.0.0.1")
-    assert client.post("/login", data={"csrf": csrf_of(client.get("/login").text), "name": "alice"}).status_code == 200
+    client = client_of("alice")
     rows = re.findall(r'<tr data-qid="(\w+)">.*?<span class="count">(\d+) / (\d+)</span>', client.get("/").text, re.S)
     per_topic = {q: sum(qq == q for qq, _ in queued) for q, _ in queued}
     assert {q: (int(done), int(total)) for q, done, total in rows} == {q: (0, n) for q, n in per_topic.items()}

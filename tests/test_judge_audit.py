@@ -410,3 +410,26 @@ def test_an_audit_through_the_providers_batch_interface_is_queued_when_the_batch
     assert f"queued: pool 'audit', {len(expected)} pairs" in r.stdout and len(llm_server.batches) == 1
     assert [line.split()[:4] for line in r.stdout.splitlines() if line.startswith("T03 ")] == \
         [[q, d, str(o), str(m)] for q, d, o, m in expected]
+
+
+def test_a_queue_counts_as_judged_and_in_use_only_once_people_judge_it(people_audited, cli_run, tmp_path, model):
+    """The old grades are the queue's subject, not its judgments: `pool list` counts none, and it can be deleted."""
+    from web_support import csrf_of
+
+    ws, client_of = people_audited
+    n = len(expected_disagreements())
+    listed = json.loads(cli_run("pool", "list", "-w", ws, "--format", "json").stdout)
+    assert [(p["name"], p["to_judge"], p["judged"]) for p in listed] == [("audit", n, 0)]
+    r = cli_run("pool", "delete", "audit", "-w", ws)
+    assert r.exit_code == 0, r.output
+    r = cli_run("judge", "llm", "-w", ws, *model, "--batch", "10", "--audit")  # made again, from the model's grades
+    assert r.exit_code == 0 and "judged 0, failed 0, skipped 498 already judged; 0 calls" in r.stdout
+    assert f"queued: pool 'audit', {n} pairs" in r.stdout
+    alice = client_of("alice")
+    qid, docid, _, _ = expected_disagreements()[0]
+    page = alice.get("/judge", params={"qid": qid, "docid": docid})
+    assert alice.post("/judge", data={"csrf": csrf_of(page.text), "qid": qid, "docid": docid, "grade": "1"}).status_code == 200
+    listed = json.loads(cli_run("pool", "list", "-w", ws, "--format", "json").stdout)
+    assert [(p["name"], p["judged"]) for p in listed] == [("audit", 1)]
+    r = cli_run("pool", "delete", "audit", "-w", ws)
+    assert r.exit_code == 2 and "is in use (1 judgment(s)" in r.stderr

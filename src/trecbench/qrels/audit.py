@@ -256,7 +256,7 @@ def read_audit(ws: Any, name: str | None = None) -> Audit:
     if chosen is None or chosen.strategy != STRATEGY:
         what = f"pool {name!r} is not an audit queue" if chosen else "the workspace has no audit queue"
         raise InputError(str(ws.path), 0, f"{what}: make one with `trecbench judge llm -w BENCH --audit --model ...`")
-    params, since = chosen.params, int(chosen.params["since"])
+    params, since = chosen.params, chosen.since
     people = {(r.qid, r.docid): (r.grade, r.judge) for r in ws.judgment_rows(kind="human", direct=True, after=since)}
     pairs = [AuditPair(q, d, o, m, *people.get((q, d), (None, None))) for q, d, o, m in params["grades"]]
     s, summary = params["settings"], params["summary"]

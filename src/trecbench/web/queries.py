@@ -98,7 +98,7 @@ def serving_pool(ws: Workspace, name: str | None = None) -> Pool | None:
         chosen = ws.pool(name)
     except InputError:
         return None
-    return Pool(chosen.id, chosen.name, int(chosen.params.get("since", 0))) if chosen else None
+    return Pool(chosen.id, chosen.name, chosen.since) if chosen else None
 
 
 def topic_text(ws: Workspace, qid: str) -> tuple[str, str | None] | None:

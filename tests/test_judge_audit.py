@@ -433,3 +433,26 @@ def test_a_queue_counts_as_judged_and_in_use_only_once_people_judge_it(people_au
     assert [(p["name"], p["judged"]) for p in listed] == [("audit", 1)]
     r = cli_run("pool", "delete", "audit", "-w", ws)
     assert r.exit_code == 2 and "is in use (1 judgment(s)" in r.stderr
+
+
+def test_a_running_web_app_offers_a_queue_made_while_it_serves(tmp_path, cli_run, model):
+    """The app serves the newest pool: a queue made while it runs is offered, whatever it read of the topic before."""
+    from starlette.testclient import TestClient
+    from web_support import csrf_of
+
+    from trecbench.web.app import create_app
+
+    sample = sample_dir()
+    ws = tmp_path / "bench"
+    assert cli_run("init", ws, "--corpus", sample / "corpus.jsonl", "--topics", sample / "topics.tsv").exit_code == 0
+    assert cli_run("qrels", "import", sample / "qrels.txt", "-w", ws, "--judge", "alice", "--kind", "human").exit_code == 0
+    assert cli_run("pool", sample / "runs" / "bm25.txt", "--depth", "20", "-w", ws).exit_code == 0
+    client = TestClient(create_app(ws, require_token=False), base_url="http://127.0.0.1")
+    assert client.post("/login", data={"csrf": csrf_of(client.get("/login").text), "name": "alice"}).status_code == 200
+    qid, docid, _, _ = expected_disagreements()[0]
+    assert client.get("/topic", params={"qid": qid}).status_code == 200  # the topic read while depth-20 is served
+    done = client.post("/next", data={"csrf": csrf_of(client.get("/").text), "qid": qid})
+    assert done.url.path == "/topic"  # alice judged all of depth-20's pairs of the topic
+    assert cli_run("judge", "llm", "-w", ws, *model, "--batch", "10", "--audit").exit_code == 0
+    given = client.post("/next", data={"csrf": csrf_of(client.get("/").text), "qid": qid})
+    assert given.url.path == "/judge" and re.search(r"docid=([^&\"]+)", str(given.url)).group(1) == docid

@@ -5,9 +5,9 @@ import json
 import os
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterable, Iterator, NamedTuple
 
-from trecbench._lines import iter_lines, looks_like_jsonl, read_line_at, record_id
+from trecbench._lines import content_lines, looks_like_jsonl, read_line_at, record_id
 from trecbench.errors import InputError, Problem
 
 ID_KEYS = ("id", "docid", "_id", "doc_id")
@@ -48,6 +48,17 @@ class Corpus(ABC):
         if doc is None:
             raise KeyError(docid)
         return doc
+
+    def lookup(self, docids: Iterable[str]) -> tuple[list[tuple[str, Document]], list[str]]:
+        """[(docid, document)] for the ids the corpus has, in the given order, and the docids it does not have."""
+        found, missing = [], []
+        for docid in docids:
+            doc = self.get(docid)
+            if doc is None:
+                missing.append(docid)
+            else:
+                found.append((docid, doc))
+        return found, missing
 
     def text(self, docid: str) -> str | None:
         """The text of the document with this id (title not included), or None if there is none."""
@@ -101,8 +112,8 @@ class FileCorpus(Corpus):
         return len(self.offsets)
 
     def __iter__(self) -> Iterator[Document]:
-        for line in iter_lines(self.path):
-            if line.text and line.text.strip():
+        for line in content_lines(self.path):
+            if line.text:
                 doc, _ = _parse(self.layout, line.text)
                 if doc is not None:
                     yield doc
@@ -149,11 +160,9 @@ def _scan(path: Path) -> tuple[str, dict[str, int]]:
     offsets: dict[str, int] = {}
     first_line: dict[str, int] = {}
     problems: list[Problem] = []
-    for line in iter_lines(path):
+    for line in content_lines(path):
         if line.text is None:
             problems.append(Problem(where, line.number, line.error))
-            continue
-        if not line.text.strip():
             continue
         if not layout:  # the first TSV line fixes the number of columns
             layout = TSV_TITLE if line.text.count("\t") == 2 else TSV

@@ -8,6 +8,8 @@ from typing import Any, Callable
 
 import click
 
+from trecbench.cli.common import format_option
+
 
 @dataclass(frozen=True)
 class AuditOptions:
@@ -46,8 +48,7 @@ def audit_options(f: Callable) -> Callable:
                      help="With --audit: re-judge only this many pairs, drawn at random (--seed)."),
         click.option("--topic", "topics", multiple=True, help="With --audit: only this topic (repeatable)."),
         click.option("--seed", type=click.IntRange(0), default=None, help="With --audit --sample: the seed (default 0)."),
-        click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-                     help="With --audit: the result as a table or as JSON."),
+        format_option("table", "json", help="With --audit: the result as a table or as JSON."),
     ]
 
     @functools.wraps(f)
@@ -98,7 +99,7 @@ def run_audit(workspace: str, config: Any, model_opts: Any, audit: AuditOptions,
 @click.command("audit")
 @click.option("-w", "--workspace", required=True, type=click.Path(file_okay=False), help="Bench workspace.")
 @click.option("--pool", "pool_name", default=None, help="The audit queue to list (default: the newest).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@format_option("table", "json")
 def audit(workspace: str, pool_name: str | None, fmt: str) -> None:
     """List an audit queue: each pair's old grade, the model's, and the grade people gave it since.
 

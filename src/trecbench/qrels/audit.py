@@ -282,11 +282,12 @@ def format_audit(audit: Audit, workspace: str) -> str:
                      f">= {audit.threshold} {audit.binary:.3f}, Cohen's kappa {_fmt(audit.kappa)}")
     lines.append(f"disagreements by {audit.min_diff} or more grades: {len(audit.disagreements)}")
     if audit.disagreements:
-        rows = [["topic", "doc", "old", "model", "diff", "new", "by"]]
-        rows += [[p.query_id, p.doc_id, str(p.old), str(p.model), f"{p.diff:+d}",
-                  "-" if p.new is None else str(p.new), p.assessor or "-"] for p in audit.disagreements]
-        widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-        lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+        from trecbench.evaluation.output import aligned
+
+        header = ["topic", "doc", "old", "model", "diff", "new", "by"]
+        rows = [[p.query_id, p.doc_id, str(p.old), str(p.model), f"{p.diff:+d}",
+                 "-" if p.new is None else str(p.new), p.assessor or "-"] for p in audit.disagreements]
+        lines += aligned(header, rows, left=len(header))
     if audit.queued:
         made = "queued" if audit.queued_now else "queue"
         n = len(audit.disagreements)

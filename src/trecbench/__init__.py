@@ -29,6 +29,7 @@ The workspace and its qrels
     import_qrels                                     record a qrels file as a judge's judgments
     agreement                                        two judges: kappa, confusion matrix, ranking agreement
     draw_sample, validate_judges                     is a model judge good enough? (`judge validate`)
+    audit_qrels, read_audit                          old qrels re-judged by a model, disagreements queued (`judge llm --audit`)
 
 Models
     ModelConfig, LLM, Budget                         which model and how; the client; a --max-cost limit
@@ -114,6 +115,8 @@ _EXPORTS = {
     "draft_nuggets": "trecbench.nuggets.run",
     "draw_sample": "trecbench.qrels.validate",
     "validate_judges": "trecbench.qrels.validate",
+    "audit_qrels": "trecbench.qrels.audit",
+    "read_audit": "trecbench.qrels.audit",
     "workspace_qrels": "trecbench.qrels.select",
     "import_qrels": "trecbench.qrels.imports",
     "WorkspaceQrels": "trecbench.qrels.select",

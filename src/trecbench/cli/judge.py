@@ -1,8 +1,12 @@
 """`trecbench judge llm`: grade the pool's candidates with a model."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
 import click
 
+from trecbench.cli.judge_audit import audit_options
 from trecbench.cli.model_options import (ProgressBar, describe_estimate, describe_judging, dollars, finish,
                                          interruptible, model_errors, model_options)
 
@@ -47,7 +51,8 @@ class PromptParam(click.ParamType):
 @click.option("--limit", type=click.IntRange(1), default=None, help="Judge at most this many documents in this run.")
 @click.option("--pool", "pool_name", default=None, help="Pool to judge (default: the newest).")
 @click.option("--relevant-grade", default=1, show_default=True, type=click.IntRange(0, 3),
-              help="Adaptive pools (mtf, maxmean): the grade from which a document counts as relevant.")
+              help="Adaptive pools (mtf, maxmean), and --audit's binarised agreement: the grade from which a "
+                   "document counts as relevant.")
 @click.option("--dry-run", is_flag=True, help="Count the calls, tokens and dollars it would take; call and write nothing.")
 @click.option("--provider-batch", is_flag=True,
               help="Send the requests through the provider's batch interface (about half the price, within 24 h); "
@@ -55,9 +60,9 @@ class PromptParam(click.ParamType):
 @click.option("--collect", is_flag=True,
               help="Only collect finished provider batches and apply their results; submit nothing new.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@audit_options
 def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_name, relevant_grade, dry_run,
-        provider_batch, collect,
-        quiet) -> None:
+        provider_batch, collect, quiet, audit) -> None:
     """Grade the pool's unjudged candidates 0-3 with MODEL; each judgment is saved as it arrives.
 
     Re-running judges only what is missing (replies are cached in the workspace, so nothing is paid
@@ -66,7 +71,8 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
     failure — never as a grade — and failures are listed at the end (exit 1); a --max-cost stop exits 3.
     The judge's name holds everything that changes its grades (model, prompt and its hash, batch,
     samples, temperature, examples). --dry-run prints the estimate of `pool estimate` and writes nothing.
-    Ctrl-C keeps every finished judgment.
+    Ctrl-C keeps every finished judgment. --audit re-judges existing qrels instead of a pool and queues the
+    pairs the model disagrees with for people (docs/audit.md).
 
     \b
     Example:
@@ -78,12 +84,40 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
       trecbench judge llm -w mybench --pool mtf30 --model openai/gpt-4o-mini
       trecbench judge llm -w mybench --model openai/gpt-4o-mini --batch 5 --provider-batch   # submit
       trecbench judge llm -w mybench --model openai/gpt-4o-mini --batch 5 --provider-batch   # later: collect
+      trecbench judge llm -w mybench --model openai/gpt-4o-mini --audit --reference nist --min-diff 2
     """
     from trecbench.qrels.judges.run import judge_pool
     from trecbench.store import Workspace
 
     config = model_opts.config(temperature=0.7 if samples > 1 else 0.0)
-    bar = ProgressBar(quiet or dry_run, "doc")
+    if audit.on or audit.given:
+        from trecbench.cli.judge_audit import run_audit
+
+        return run_audit(workspace, config, model_opts, audit, prompt=prompt, batch=batch, samples=samples,
+                         examples=examples, limit=limit, threshold=relevant_grade, dry_run=dry_run, quiet=quiet,
+                         pool=pool_name, provider_batch=provider_batch, collect=collect)
+    with judging(quiet or dry_run) as (start, progress):
+        try:
+            run = judge_pool(Workspace(workspace), config, prompt=prompt, batch=batch, samples=samples,
+                             examples=examples, limit=limit, pool=pool_name, relevant_grade=relevant_grade,
+                             max_cost=model_opts.max_cost, dry_run=dry_run, provider_batch=provider_batch or collect,
+                             collect=collect, on_start=start, on_progress=progress)
+        except ValueError as e:
+            raise click.UsageError(str(e)) from None
+    if run.report is None:
+        click.echo(describe_estimate(run.estimate))
+        return
+    click.echo(describe_run(run))
+    if run.batches is not None:
+        click.echo(describe_batches(run.batches))
+    finish_run(run)
+
+
+@contextmanager
+def judging(quiet: bool) -> Iterator[tuple[Callable, Callable]]:
+    """A judging run's progress bar (none when `quiet`) and its Ctrl-C and model-error rules: yields the
+    run's (on_start, on_progress)."""
+    bar = ProgressBar(quiet, "doc")
 
     def start(plan) -> None:
         click.echo(describe_judging(plan), err=True)
@@ -91,31 +125,29 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
 
     with interruptible("every finished judgment is saved; run the same command to continue"), model_errors():
         try:
-            run = judge_pool(Workspace(workspace), config, prompt=prompt, batch=batch, samples=samples,
-                             examples=examples, limit=limit, pool=pool_name, relevant_grade=relevant_grade,
-                             max_cost=model_opts.max_cost, dry_run=dry_run, provider_batch=provider_batch or collect,
-                             collect=collect, on_start=start,
-                             on_progress=lambda report, n: bar.update(n, report.judged, len(report.failed), report))
-        except ValueError as e:
-            raise click.UsageError(str(e)) from None
+            yield start, lambda report, n: bar.update(n, report.judged, len(report.failed), report)
         finally:
             bar.close()
-    if run.report is None:
-        click.echo(describe_estimate(run.estimate))
-        return
+
+
+def describe_run(run) -> str:
+    """The summary line of a judging run (`trecbench.qrels.judges.run.JudgeRun` with a report)."""
     report = run.report
     skipped = report.skipped if run.plan.adaptive else run.plan.skipped
-    click.echo(f"judged {report.judged}, failed {len(report.failed)}, skipped {skipped} already judged; "
-               f"{report.calls} calls ({report.cached} from cache), {report.prompt_tokens} input + "
-               f"{report.completion_tokens} output tokens, {dollars(report.cost)}")
-    if run.batches is not None:
-        click.echo(_describe_batches(run.batches))
+    return (f"judged {report.judged}, failed {len(report.failed)}, skipped {skipped} already judged; "
+            f"{report.calls} calls ({report.cached} from cache), {report.prompt_tokens} input + "
+            f"{report.completion_tokens} output tokens, {dollars(report.cost)}")
+
+
+def finish_run(run) -> None:
+    """List the run's failures and exit by the model commands' rule (1 failures, 3 a --max-cost stop)."""
+    report = run.report
     failed = [f"{qid}\t{docid}\t{why}" for qid, docid, why in report.failed]
     finish(failed, f"{len(failed)} judgment(s) failed (recorded as failures, not grades; run again to retry them)",
            stopped=report.stopped, budget_stop=report.stopped is not None)
 
 
-def _describe_batches(b) -> str:
+def describe_batches(b) -> str:
     """What happened to the provider batches in this run (`trecbench.qrels.judges.batch.BatchReport`)."""
     lines = [f"batch {bid} collected: {n} replies read, {dollars(cost)} at the batch price" for bid, n, cost in b.collected]
     lines += [f"batch {bid} found again (its id had not been saved)" for bid in b.found_again]
@@ -127,6 +159,8 @@ def _describe_batches(b) -> str:
     return "\n".join(lines) if lines else "no provider batch to collect or submit"
 
 
+from trecbench.cli.judge_audit import audit as _audit  # noqa: E402
 from trecbench.cli.judge_validate import validate as _validate  # noqa: E402
 
 judge.add_command(_validate)
+judge.add_command(_audit)

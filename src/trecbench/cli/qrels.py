@@ -146,6 +146,9 @@ def export(workspace, output, judge, prefer, majority, pool_name, provenance) ->
         write_output(provenance, frame.to_csv(sep="\t", index=False, lineterminator="\n"))
     click.echo(f"{output}: {len(frame)} judgments over {frame['query_id'].nunique()} topics "
                f"({result.judged} judged, {result.propagated} propagated from duplicates)")
+    taken = frame.loc[frame["propagated_from"].isna(), "judge"].value_counts()
+    click.echo(f"grades by judge ({result.policy}): " + ", ".join(
+        f"{j} {n}" for j, n in sorted(taken.items(), key=lambda jn: (-jn[1], str(jn[0])))))
 
 
 @qrels.command("import")

@@ -56,7 +56,8 @@ def workspace_qrels(ws: Any, *, judge: str | None = None, prefer: str = "human",
     """The workspace's judgments as qrels: one grade per pair (see the module doc), duplicates propagated.
 
     ws: a `Workspace` or its path. pool: the stored pool whose duplicate groups propagate grades (default:
-    the newest; InputError for a name the workspace does not have). qid: that topic's qrels only (only its
+    the newest that is not a validation sample or an audit queue, which hold copies of pairs without their
+    groups; InputError for a name the workspace does not have). qid: that topic's qrels only (only its
     judgments are read). Raises ValueError for an unknown
     `judge` or `prefer`. A workspace without judgments gives empty qrels.
     """
@@ -64,13 +65,22 @@ def workspace_qrels(ws: Any, *, judge: str | None = None, prefer: str = "human",
     from trecbench.store.workspace import load_pool
 
     ws = ws if isinstance(ws, Workspace) else Workspace(ws)
-    candidates = load_pool(ws, pool, qid=qid)
+    candidates = load_pool(ws, pool if pool is not None else grouping_pool(ws), qid=qid)
     judgments = ws.grade_rows(qid=qid)
     policy = f"judge {judge}" if judge else ("majority" if majority else f"prefer {prefer}")
     grades = grades_frame(choose_grades(judgments, judge=judge, prefer=prefer, majority=majority) if judgments else [])
     qrels, propagated = propagated_qrels(grades, candidates)
     return WorkspaceQrels(qrels, len(qrels) - propagated, propagated, candidates, policy,
                           unjudged_candidates(candidates, qrels))
+
+
+def grouping_pool(ws: Any) -> str | None:
+    """The pool whose duplicate groups propagate grades by default: the newest pooled one, not a judging
+    sample drawn from it (validation sample, audit queue); None, the newest of all, when there is only those."""
+    from trecbench.qrels.audit import STRATEGY as AUDIT
+    from trecbench.qrels.validate import STRATEGY as VALIDATION
+
+    return next((p.name for p in reversed(ws.pools()) if p.strategy not in (AUDIT, VALIDATION)), None)
 
 
 def unjudged_candidates(pool: Any, qrels: pd.DataFrame) -> pd.DataFrame:

@@ -145,9 +145,11 @@ def _newest_model_grades(ws) -> pd.DataFrame:
 
 
 def is_blind(ws, pool_name: str | None) -> bool:
-    """Whether the pool is a validation sample, whose judges must not see a model's grade."""
+    """Whether the pool is a validation sample or an audit queue, whose judges must not see a model's grade."""
+    from trecbench.qrels.audit import STRATEGY as AUDIT
+
     chosen = ws.pool(pool_name)
-    return chosen is not None and chosen.strategy == STRATEGY
+    return chosen is not None and chosen.strategy in (STRATEGY, AUDIT)
 
 
 # ---- comparison ---------------------------------------------------------------------------------------
@@ -237,19 +239,12 @@ def validate(ws, pool: str | None = None, *, reference: str | None = None, measu
     sample = load_pool(ws, chosen.name)
     keys = sample[["query_id", "doc_id"]]
     judged = ws.judgments(direct=True).merge(keys, on=["query_id", "doc_id"], how="inner")
-    people = judged[judged["judge_kind"].isin(["human", "import"])]
-    if reference is not None:
-        people = people[people["judge"] == reference]
-    if people.empty:
+    human, source = reference_grades(judged, reference)
+    if human.empty:
         who = f"judge {reference!r}" if reference else "a person or an import"
         raise InputError(str(ws.path), 0, f"no judgment by {who} of pool {chosen.name!r}: judge it with "
                                           f"`trecbench serve -w BENCH --pool {chosen.name}` or "
                                           "`trecbench qrels import FILE --kind human`")
-    people = people.assign(order=people["judge_kind"].map({"human": 0, "import": 1}))
-    human = (people.sort_values(["order", "id"], ascending=[True, False])
-             .drop_duplicates(["query_id", "doc_id"])[["query_id", "doc_id", "grade"]]
-             .rename(columns={"grade": "relevance"}))
-    source = reference or ", ".join(sorted(set(people["judge"])))
     runs, notes = _runs(chosen.params.get("runs", []))
     models = judged[judged["judge_kind"] == "model"]
     labels = _labels(ws, set(models["judge_id"]))
@@ -278,6 +273,20 @@ def validate(ws, pool: str | None = None, *, reference: str | None = None, measu
     results.sort(key=lambda r: (-_or(r.kappa_binary.value), -_or(r.tau.value), -_or(r.kappa.value), r.judge))
     return Validation(chosen.name, source, len(human), int(human["query_id"].nunique()), len(runs), measure,
                       threshold, bootstrap, seed, results, notes)
+
+
+def reference_grades(judgments: pd.DataFrame, reference: str | None = None) -> tuple[pd.DataFrame, str]:
+    """The grades people gave (query_id, doc_id, relevance) and the judges they came from, from `judgments`
+    (`Workspace.judgments` rows): each pair's newest judgment by a person, else by an import; only judge
+    `reference`'s (a person or an import) when given."""
+    people = judgments[judgments["judge_kind"].isin(["human", "import"])]
+    if reference is not None:
+        people = people[people["judge"] == reference]
+    people = people.assign(order=people["judge_kind"].map({"human": 0, "import": 1}))
+    grades = (people.sort_values(["order", "id"], ascending=[True, False])
+              .drop_duplicates(["query_id", "doc_id"])[["query_id", "doc_id", "grade"]]
+              .rename(columns={"grade": "relevance"}).reset_index(drop=True))
+    return grades, reference or ", ".join(sorted(set(people["judge"])))
 
 
 def report_validation(ws, *, threshold: int = 1) -> Validation | None:

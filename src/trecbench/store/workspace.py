@@ -456,8 +456,8 @@ class Workspace:
     def _summary(self, pool: "StoredPool") -> "PoolSummary":
         topics, candidates, to_judge, judged = self.connection().execute(
             "SELECT COUNT(DISTINCT qid), COUNT(*), SUM(representative), SUM(representative AND EXISTS ("
-            "SELECT 1 FROM judgments j WHERE j.qid = p.qid AND j.docid = p.docid AND j.status = 'ok')) "
-            "FROM pool_candidates p WHERE pool_id = ?", (pool.id,)).fetchone()
+            "SELECT 1 FROM judgments j WHERE j.qid = p.qid AND j.docid = p.docid AND j.status = 'ok' AND j.id > ?)) "
+            "FROM pool_candidates p WHERE pool_id = ?", (pool.since, pool.id)).fetchone()
         return PoolSummary(pool, int(topics or 0), int(candidates or 0), int(to_judge or 0), int(judged or 0))
 
     def pool(self, pool: str | int | None = None) -> "StoredPool | None":
@@ -486,7 +486,7 @@ class Workspace:
             chosen = self.pool(pool)
             assert chosen is not None
             judged = c.execute("SELECT COUNT(*) FROM judgments j JOIN pool_candidates p ON p.pool_id = ? AND "
-                               "p.qid = j.qid AND p.docid = j.docid", (chosen.id,)).fetchone()[0]
+                               "p.qid = j.qid AND p.docid = j.docid WHERE j.id > ?", (chosen.id, chosen.since)).fetchone()[0]
             leased = c.execute("SELECT COUNT(*) FROM leases l JOIN pool_candidates p ON p.pool_id = ? AND "
                                "p.qid = l.qid AND p.docid = l.docid WHERE l.expires_at > ?",
                                (chosen.id, time.time())).fetchone()[0]
@@ -508,6 +508,12 @@ class StoredPool(NamedTuple):
     strategy: str
     params: dict
     created_at: str
+
+    @property
+    def since(self) -> int:
+        """Judgments count for this pool from the row id after this one: 0, or for a pool of pairs judged
+        before it was made (an audit queue), the newest judgment then."""
+        return int(self.params.get("since", 0))
 
 
 class PoolSummary(NamedTuple):

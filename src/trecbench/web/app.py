@@ -177,7 +177,8 @@ async def open_pair(request: Request) -> Response:
     def run() -> None:
         pool = bench.pool()
         in_pool = pool is not None and queries.in_pool(bench.ws, pool, qid, docid)
-        queries.hold(bench.ws, qid, docid if in_pool else None, who, bench.per_pair, lease_seconds=bench.lease_seconds)
+        queries.hold(bench.ws, qid, docid if in_pool else None, who, bench.per_pair, lease_seconds=bench.lease_seconds,
+                     since=pool.since if pool is not None else 0)
 
     await run_in_threadpool(run)
     return redirect(href("/judge", qid=qid, docid=docid))

@@ -23,6 +23,7 @@ class Pool(NamedTuple):
     id: int
     name: str
     created_at: str  # with the id and name: a pool deleted and made again under that name is another pool
+    since: int = 0  # people's judgments count for the pool from the row id after this (an audit queue's)
 
 
 class TopicProgress(NamedTuple):
@@ -98,7 +99,7 @@ def serving_pool(ws: Workspace, name: str | None = None) -> Pool | None:
         chosen = ws.pool(name)
     except InputError:
         return None
-    return Pool(chosen.id, chosen.name, chosen.created_at) if chosen else None
+    return Pool(chosen.id, chosen.name, chosen.created_at, chosen.since) if chosen else None
 
 
 def topic_text(ws: Workspace, qid: str) -> tuple[str, str | None] | None:
@@ -129,7 +130,8 @@ class Topics:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._docs: dict[tuple[Pool, str], list[str]] = {}
-        self._grades: dict[str, tuple[int, dict[str, dict[str, int]]]] = {}  # qid -> (last row id read, grades)
+        # (qid, the pool's since) -> (last row id read, grades)
+        self._grades: dict[tuple[str, int], tuple[int, dict[str, dict[str, int]]]] = {}
 
     def state(self, ws: Workspace, pool: Pool, qid: str, now: float | None = None) -> TopicState:
         """The topic's state now (inside a write transaction: as that transaction sees it). Its `grades` are
@@ -141,17 +143,19 @@ class Topics:
                 "ORDER BY priority, docid", (pool.id, qid))]
             if docs:  # not a topic of the pool: nothing kept (any name can be asked for)
                 self._docs[(pool, qid)] = docs
-        return _with_leases(ws, TopicState(qid, docs, self._people(ws, qid)), now)
+        return _with_leases(ws, TopicState(qid, docs, self._people(ws, qid, pool.since)), now)
 
-    def _people(self, ws: Workspace, qid: str) -> dict[str, dict[str, int]]:
+    def _people(self, ws: Workspace, qid: str, since: int = 0) -> dict[str, dict[str, int]]:
+        """People's grades of the topic recorded after row `since` (the pool's: an audit queue's old grades
+        are not its judgments)."""
         with self._lock:
-            seen, grades = self._grades.get(qid, (0, {}))
-            if seen and ws.newest_judgment(qid) < seen:
-                seen, grades = 0, {}
+            seen, grades = self._grades.get((qid, since), (since, {}))
+            if seen > since and ws.newest_judgment(qid) < seen:
+                seen, grades = since, {}
             rows = ws.judgment_rows(qid=qid, kind="human", after=seen)
             if rows:  # a new dict: a state handed out never changes
                 grades = _with_grades(grades, rows)
-                self._grades[qid] = (rows[-1].id, grades)
+                self._grades[(qid, since)] = (rows[-1].id, grades)
             return grades
 
 
@@ -215,7 +219,7 @@ class Tally:
             conn.execute("COMMIT")
 
     def _restart(self, conn, pool: Pool) -> None:
-        self._pool, self._seen = pool, 0
+        self._pool, self._seen = pool, pool.since
         self._judged, self._complete, self._mine = {}, {}, {}
         self._total = {}
         for qid, docid in conn.execute("SELECT qid, docid FROM pool_candidates WHERE pool_id = ? AND representative = 1",
@@ -247,13 +251,13 @@ def take_next(ws: Workspace, topics: Topics, pool: Pool, qid: str, assessor: str
 
 
 def hold(ws: Workspace, qid: str, docid: str | None, assessor: str, per_pair: int, *,
-         lease_seconds: float = LEASE_SECONDS) -> bool:
+         lease_seconds: float = LEASE_SECONDS, since: int = 0) -> bool:
     """The assessor goes to this pair: drop their other leases and (re)lease this one if it is open to them
     (None: a pair that is not the pool's, which is never leased). Returns whether they hold it."""
     with ws.transaction():
         now = time.time()
         if docid is not None:  # the pair's judgments only, not the topic's
-            grades = _with_grades({}, ws.judgment_rows(qid=qid, docid=docid, kind="human"))
+            grades = _with_grades({}, ws.judgment_rows(qid=qid, docid=docid, kind="human", after=since or None))
             if _with_leases(ws, TopicState(qid, [docid], grades), now).is_open(docid, assessor, per_pair):
                 ws.lease(qid, docid, assessor, now + lease_seconds, at=now)
                 return True

@@ -49,7 +49,7 @@ class JudgeRun:
         return self.plan.judge
 
 
-def _done(ws: Workspace, name: str) -> dict[tuple[str, str], int]:
+def model_grades(ws: Workspace, name: str) -> dict[tuple[str, str], int]:
     """This judge's latest grade of each pair it judged (read only: a judge row is never created here)."""
     mine = ws.judgments()
     mine = mine[(mine["judge_kind"] == "model") & (mine["judge"] == name)].sort_values("id")
@@ -59,7 +59,7 @@ def _done(ws: Workspace, name: str) -> dict[tuple[str, str], int]:
 def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None, batch: int = 1, samples: int = 1,
                examples: int = 0, limit: int | None = None, pool: str | None = None, relevant_grade: int = 1,
                max_cost: Any = None, dry_run: bool = False, provider_batch: bool = False, collect: bool = False,
-               on_start: Callable[[JudgingPlan], None] | None = None,
+               pairs: Any = None, on_start: Callable[[JudgingPlan], None] | None = None,
                on_progress: Callable[[Report, int], None] | None = None) -> JudgeRun:
     """Grade the unjudged candidates of the workspace's pool (`pool`, default the newest) with `config`'s model.
 
@@ -68,14 +68,15 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
     resuming from this judge's grades. `max_cost` stops before spending more (0 spends nothing; a model
     without a price needs `config.prices`). `provider_batch` sends the requests through the provider's
     batch interface (a later run collects them; `collect` only collects). Raises ValueError for settings
-    that do not fit the pool.
+    that do not fit the pool. `pairs` (a DataFrame: query_id, doc_id, priority) are judged instead of a
+    pool's candidates, in the same way (`trecbench.qrels.audit` re-judges existing qrels with it).
     """
     from trecbench.llm import LLM, Budget
 
     prompt = prompt if isinstance(prompt, Prompt) else load_prompt(prompt)
     params = dict(config.params)
     identity = model_judge(config.model, prompt, batch=batch, samples=samples, params=params, examples=examples)
-    frame = candidates(ws, pool)
+    frame = candidates(ws, pool) if pairs is None else pairs
     strategy = frame.attrs.get("strategy")
     adaptive = is_adaptive(strategy)
     if provider_batch and (adaptive or dry_run):
@@ -96,7 +97,7 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
             order = order.groupby("query_id").head(int(per_topic)).head(total)
             tasks = [Task(str(q), (d,)) for q, d in zip(order["query_id"], order["doc_id"])]
     else:
-        done = _done(ws, identity.name)
+        done = model_grades(ws, identity.name)
         tasks, skipped = plan_tasks(frame, set(done), batch, limit)
         total, calls = sum(len(t.docids) for t in tasks), len(tasks) * samples
     plan = JudgingPlan(identity, prompt, frame.attrs.get("name"), strategy, adaptive, total, calls, skipped)

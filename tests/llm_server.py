@@ -140,7 +140,7 @@ class _Server(ThreadingHTTPServer):
 class LLMServer:
     """The running server: `.base_url`, `.script(...)`, `.requests`, `.max_in_flight`, `.close()`."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:  # a port of a server that stopped: it is back
         self._lock = threading.Lock()
         self._queue: deque[Behaviour] = deque()
         self._then: Behaviour | None = None
@@ -155,7 +155,7 @@ class LLMServer:
         self.batches: dict[str, dict] = {}
         self.hold_batches = False
         self.batch_delay = 0.0
-        self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _Server(("127.0.0.1", port), self._handler_class())
         self.port = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01},

@@ -102,15 +102,16 @@ def step(name: str, args: list[str], env: dict, log: Path) -> tuple[float, float
 
 # Run in a process of its own: open a corpus, read passages by id, print the peak RSS that took.
 LOOKUPS = """
-import resource, sys
+import os, resource, sys
 from trecbench.corpus import open_corpus
-rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-before = rss()
+peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+rss = lambda: int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+before, peak_before = rss(), peak()
 corpus = open_corpus(sys.argv[1])
 texts = [corpus.get(f"p{i:07d}").text for i in range(0, int(sys.argv[2]), 97)]
 index = corpus.path.with_name(corpus.path.name + ".idx").stat().st_size
-print(f"{len(corpus):>9,} passages, {index / len(corpus):.0f} B/passage of index, read {len(texts):,} by id: "
-      f"peak RSS +{rss() - before:.0f} MB")
+print(f"{len(corpus):>9,} passages, {index / len(corpus):.1f} B/passage of index ({type(corpus.index).__name__}), "
+      f"read {len(texts):,} by id: RSS +{rss() - before:.1f} MB, peak RSS +{peak() - peak_before:.1f} MB")
 """
 
 # Run in a process of its own: the dry run's first calls, their prompt tokens counted by litellm and by

@@ -89,7 +89,7 @@ def test_offset_index_holds_byte_offsets_not_text(tmp_path):
     assert corpus.index.candidates("d3") == [] and corpus.get("d3") is None and "d3" not in corpus
     sidecar = tmp_path / "c.jsonl.idx"
     head, body = sidecar.read_bytes().split(b"\n", 1)
-    assert json.loads(head)["count"] == 2 and len(body) == 2 * 16  # 16 bytes a document: id hash, offset
+    assert json.loads(head)["count"] == 2 and len(body) == 2 * 16 + 8  # 16 bytes a document (id hash, offset), a fence
     assert "é".encode() not in body and b"d1" not in body
     reopened = open_corpus(path)
     assert reopened.get("d1") == Document("d1", "é" * 10) and len(reopened) == 2
@@ -210,9 +210,11 @@ def test_every_corpus_command_help_has_an_example(command):
 
 def test_ids_that_share_a_hash_are_told_apart_and_duplicates_still_found(tmp_path, monkeypatch):
     monkeypatch.setattr(trecbench.corpus, "id_hash", lambda docid: 7 if docid != "d9" else 3)  # every id collides
+    monkeypatch.setattr(trecbench.corpus, "BLOCK", 2)  # and the equal hashes fill several blocks of the file
     path = write_jsonl(tmp_path / "c.jsonl", [{"id": f"d{i}", "contents": f"text {i}"} for i in range(9, 0, -1)])
-    for _ in range(2):  # scanned, then read back from the index file
+    for kind in ("OffsetIndex", "StoredIndex"):  # scanned, then read back from the index file
         corpus = open_corpus(path)
+        assert type(corpus.index).__name__ == kind
         assert [corpus.get(f"d{i}").text for i in range(1, 10)] == [f"text {i}" for i in range(1, 10)]
         assert corpus.get("d10") is None and "d0" not in corpus and len(corpus) == 9
     path.write_text(path.read_text() + '{"id": "d4", "contents": "again"}\n{"id": "d9", "contents": "again"}\n')
@@ -230,3 +232,14 @@ def test_an_index_of_the_earlier_format_is_rebuilt(tmp_path):
                                                       "offsets": {"d1": 0}}))
     assert open_corpus(path).get("d2") == Document("d2", "second doc")
     assert json.loads((tmp_path / "c.jsonl.idx").read_bytes().split(b"\n", 1)[0])["format"] == "trecbench-offsets/2"
+
+
+@pytest.mark.parametrize("block", [1, 3, 512])
+def test_every_id_is_found_through_the_stored_index(tmp_path, monkeypatch, block):
+    monkeypatch.setattr(trecbench.corpus, "BLOCK", block)
+    path = write_jsonl(tmp_path / "c.jsonl", [{"id": f"x{i}", "contents": f"text {i}"} for i in range(200)])
+    open_corpus(path)
+    corpus = open_corpus(path)
+    assert type(corpus.index).__name__ == "StoredIndex"
+    assert [corpus.get(f"x{i}").text for i in range(200)] == [f"text {i}" for i in range(200)]
+    assert corpus.get("x200") is None and corpus.get("") is None

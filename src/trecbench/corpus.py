@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import mmap
 import os
 from abc import ABC, abstractmethod
 from array import array
@@ -69,7 +68,7 @@ def open_corpus(source: str | Path, *, cache_index: bool = True) -> Corpus:
     every line must then have the same number of columns. A file is scanned once to validate it and to
     index the byte offset of each document (offsets only, never text: see OffsetIndex, 16 bytes a
     document); the index is kept in `<file>.idx` when the directory is writable and `cache_index` is
-    true, reused (memory-mapped, so only the pages a lookup touches are read) while the file is unchanged.
+    true, and reused while the file is unchanged, from the file (StoredIndex: two small reads a lookup).
     Raises InputError listing every problem (bad JSON, missing id or text, duplicate docids, bad UTF-8).
     """
     if isinstance(source, str) and source.startswith("irds:"):
@@ -88,7 +87,8 @@ class OffsetIndex:
     Two arrays of unsigned 64-bit integers, 16 bytes a document (a Python dict of ids took ~190): `hashes`
     (sorted, see id_hash) and `offsets` in the same order. A lookup finds the hash by binary search and
     returns the offsets of the lines that carry it (almost always one); the caller reads the line and
-    checks its id, so two ids with one hash are told apart.
+    checks its id, so two ids with one hash are told apart. This one is held in memory (a corpus just
+    scanned); StoredIndex reads the same arrays from the index file.
     """
 
     def __init__(self, hashes: np.ndarray, offsets: np.ndarray):
@@ -127,8 +127,47 @@ class OffsetIndex:
         return [np.append(run, run[-1] + 1) for run in runs]
 
 
+BLOCK = 512  # hashes a StoredIndex reads at once (4 KB)
+
+
+class StoredIndex:
+    """An OffsetIndex that stays in its file: in memory only every BLOCK-th hash (0.016 bytes a document).
+
+    A lookup searches those, reads the one block of hashes that can hold the id's hash and the offsets of
+    the matches, with os.pread: two small reads, and memory that does not grow with the corpus or with
+    the lookups made.
+    """
+
+    def __init__(self, file: Any, start: int, count: int, block: int, fences: np.ndarray):
+        self._file, self._start, self._count, self._block, self._fences = file, start, count, block, fences
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _read(self, first: int, n: int, array_start: int) -> np.ndarray:
+        raw = os.pread(self._file.fileno(), 8 * n, array_start + 8 * first)
+        return np.frombuffer(raw, dtype="<u8")
+
+    def candidates(self, docid: str) -> list[int]:
+        key = np.uint64(id_hash(docid))
+        b = int(self._fences.searchsorted(key))  # fences before b are < key: its first match is after them
+        first = max(0, (b - 1) * self._block)
+        found: list[int] = []
+        while first < self._count:
+            n = min(self._block + 1, self._count - first)
+            hashes = self._read(first, n, self._start)
+            where = np.flatnonzero(hashes == key)
+            if len(where):
+                offsets = self._read(first + int(where[0]), int(where[-1] - where[0]) + 1, self._start + 8 * self._count)
+                found += [int(offsets[i - where[0]]) for i in where]
+            if hashes[-1] != key or first + n >= self._count:  # more of the same hash only past a block's end
+                break
+            first += n
+        return found
+
+
 class FileCorpus(Corpus):
-    """A JSONL or TSV corpus file; `index` (an OffsetIndex) finds each docid's line."""
+    """A JSONL or TSV corpus file; `index` (an OffsetIndex or StoredIndex) finds each docid's line."""
 
     def __init__(self, path: Path, *, cache_index: bool = True):
         if not path.is_file():
@@ -136,6 +175,7 @@ class FileCorpus(Corpus):
         self.path = path
         self.source = str(path)
         self._file: Any = None
+        self.index: OffsetIndex | StoredIndex
         cached = _load_index(path) if cache_index else None
         if cached is None:
             self.layout, self.index = _scan(path)
@@ -257,30 +297,36 @@ def _index_path(path: Path) -> Path:
     return path.with_name(path.name + ".idx")
 
 
-def _load_index(path: Path) -> tuple[str, OffsetIndex] | None:
-    """The cached (layout, index) of `path`, memory-mapped, or None if absent, unreadable or stale.
+def _load_index(path: Path) -> tuple[str, StoredIndex] | None:
+    """The cached (layout, index) of `path`, left in its file, or None if absent, unreadable or stale.
 
-    The file is a JSON header line (format, the corpus file's size and mtime, layout, count; padded to a
-    multiple of 8 bytes) followed by the sorted hashes and then the offsets, each `count` little-endian
-    unsigned 64-bit integers.
+    The file is a JSON header line (format, the corpus file's size and mtime, layout, count, block;
+    padded to a multiple of 8 bytes) followed by the sorted hashes, the offsets in their order, and every
+    block-th hash (the fences), all little-endian unsigned 64-bit integers.
     """
     target = _index_path(path)
     try:
-        with open(target, "rb") as f:
-            head = f.readline(4096)
+        file = open(target, "rb")
+    except OSError:
+        return None
+    try:
+        head = file.readline(4096)
         data = json.loads(head)
         stat = path.stat()
         fresh = (data["format"], data["size"], data["mtime_ns"]) == (INDEX_FORMAT, stat.st_size, stat.st_mtime_ns)
-        count = data["count"]
+        count, block = data["count"], data["block"]
         if (not fresh or data["layout"] not in (JSONL, TSV, TSV_TITLE) or not isinstance(count, int) or count < 1
-                or len(head) % 8 or target.stat().st_size != len(head) + 16 * count):
+                or not isinstance(block, int) or block < 1):
+            file.close()
             return None
-        with open(target, "rb") as f:  # the map outlives the file object
-            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        hashes = np.frombuffer(mapped, dtype="<u8", count=count, offset=len(head))
-        offsets = np.frombuffer(mapped, dtype="<u8", count=count, offset=len(head) + 8 * count)
-        return data["layout"], OffsetIndex(hashes, offsets)
+        fences = -(-count // block)
+        if os.fstat(file.fileno()).st_size != len(head) + 16 * count + 8 * fences:
+            file.close()
+            return None
+        raw = os.pread(file.fileno(), 8 * fences, len(head) + 16 * count)
+        return data["layout"], StoredIndex(file, len(head), count, block, np.frombuffer(raw, dtype="<u8"))
     except (OSError, ValueError, KeyError, TypeError):
+        file.close()
         return None
 
 
@@ -288,8 +334,8 @@ def _save_index(path: Path, layout: str, index: OffsetIndex) -> None:
     """Write the sidecar index atomically; a read-only directory just means no cache."""
     stat = path.stat()
     head = json.dumps({"format": INDEX_FORMAT, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "layout": layout,
-                       "count": len(index)}).encode("utf-8")
-    head += b" " * (-(len(head) + 1) % 8) + b"\n"  # the arrays start 8-byte aligned (searched in place)
+                       "count": len(index), "block": BLOCK}).encode("utf-8")
+    head += b" " * (-(len(head) + 1) % 8) + b"\n"  # the arrays start 8-byte aligned
     target = _index_path(path)
     tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     try:
@@ -297,6 +343,7 @@ def _save_index(path: Path, layout: str, index: OffsetIndex) -> None:
             f.write(head)
             f.write(index.hashes.astype("<u8").tobytes())
             f.write(index.offsets.astype("<u8").tobytes())
+            f.write(index.hashes[::BLOCK].astype("<u8").tobytes())
         os.replace(tmp, target)
     except OSError:
         tmp.unlink(missing_ok=True)

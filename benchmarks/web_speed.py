@@ -13,19 +13,32 @@ with 8 clients. The server is one process (one core at a time for Python): with 
 request waits for the CPU time of the others, so p95 <= 200 ms needs the pages' CPU time well below
 200 / 8 = 25 ms on average, and a core free for the server.
 
-Where the time went, and what changed (measured with this script and a sampling profiler):
-- the topic list joined every judgment with the pool on each request (563 ms of CPU here; 6.5 s with
-  an index on judgments (qid, status, judge_id, docid), which the planner then preferred); it now keeps
-  the counts and reads only the judgments added since the last look (`trecbench.web.queries.Tally`);
-- a topic's nugget page (1,141 ms of CPU) read every judgment of the workspace to find the topic's
-  relevant documents, and listed each of them (with a preview) in every nugget's link form (~400
-  documents x 10 nuggets: a 1.8 MB page); it now reads the topic's judgments only when they changed,
-  keeps each document's view until its grade or the corpus changes, and opens one nugget's link form
-  at a time; query words are marked with one regular expression pass over the escaped text;
-- indexes: the per-topic queries already use the primary keys and `judgments_pair`; extra indexes
-  (judgments by topic and status, leases by assessor, pool candidates in priority order) changed them
-  by well under 1 ms and one of them made the planner choose a far slower plan for the topic list, so
-  none was added.
+Where the time went, and what changed (measured with this script, cProfile of the page functions and
+per-page thread CPU time; the tests that pin each change are in tests/test_web_speed.py):
+- the topic list joined every judgment with the pool on each request (563 ms of CPU here); it keeps the
+  counts and reads only the judgments added since the last look (`trecbench.web.queries.Tally`). That
+  read then cost 14 ms: without statistics SQLite went through every human judge's judgments
+  (`judgments_judge`) to find the few rows after an id; the store now reads judgments first, by row id
+  or topic (a CROSS JOIN in `_judgment_sql`), 0.04 ms;
+- a topic's nugget page read every judgment of the workspace, and then (through
+  `workspace_qrels(qid=...)`) the whole pool, 100,000 rows, to propagate duplicates' grades that
+  `relevant_by_topic` then drops (365 ms of CPU); it now selects the grades of the topic's judgments only
+  (`select_grades`, about 20 ms of pandas: the page's largest cost, paid again whenever the topic has a
+  new judgment), keeps each document's view and HTML until its grade or the corpus changes, and opens
+  one nugget's link form at a time; `load_pool(qid=...)` reads one topic's pool rows;
+- the topic page read its 1,000 pool rows and every judgment of the topic and rendered 1,000 rows
+  through Jinja (18 ms) on each request; it keeps the topic's order and grades (`queries.Topics`, which
+  reads the judgments added since the last look) and each row's HTML until what the row shows changes;
+  taking the next pair works on the same kept state; opening a pair reads that pair's judgments only;
+- indexes: the per-topic queries use the primary keys and `judgments_pair` (checked with EXPLAIN QUERY
+  PLAN); extra indexes (judgments by topic and status, leases by assessor, pool candidates in priority
+  order) changed them by well under 1 ms and one of them made the planner choose a far slower plan for
+  the topic list, so none was added;
+- processes: `serve` is one process; its pages run in a thread pool, one at a time in Python (the GIL).
+  Two uvicorn worker processes on the same workspace, driven like this on this machine at load average
+  9-10, gave no better p95 (worst page 690 ms against 479 ms with one), since the cores were busy with
+  other work; a second process would also need the wrong-token throttle in the workspace instead of in
+  memory. So the pages' CPU time was cut instead, which helps on a busy machine too.
 
     python benchmarks/web_speed.py [--clients 8] [--rounds 25] [--topics 100] [--pool-per-topic 1000]
 """
@@ -152,8 +165,24 @@ def drive(url: str, name: str, qid: str, rounds: int, times: dict[str, list[floa
 
 
 def cpu_seconds(pid: int) -> float:
+    """The process's user + system CPU time, threads that ended included (in clock ticks, 10 ms each)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_seconds(pid: int) -> float:
+    """The time the process's threads have run, to the nanosecond (schedstat; clock ticks where the kernel
+    does not keep it). The thread pool's threads outlive a request, so the difference around one request
+    is the CPU time it took."""
+    if not Path("/proc/self/schedstat").exists():
+        return cpu_seconds(pid)
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):  # a thread that ended meanwhile
+            pass
+    return total / 1e9
 
 
 def main() -> None:
@@ -189,9 +218,10 @@ def main() -> None:
             drive(url, "warm", str(args.topics), 1, {}, lock, errors, threading.Barrier(1))
             cpu_per_page: dict[str, list[float]] = {}
             drive(url, "solo", str(args.topics), args.rounds, cpu_per_page, lock, errors, threading.Barrier(1),
-                  server_cpu=lambda: cpu_seconds(proc.pid))
+                  server_cpu=lambda: run_seconds(proc.pid))
             times: dict[str, list[float]] = {}
             gate = threading.Barrier(args.clients)
+            load0 = os.getloadavg()[0]
             cpu0 = cpu_seconds(proc.pid)
             wall = time.perf_counter()
             threads = [threading.Thread(target=drive, args=(url, f"a{i}", str(i % args.topics + 1), args.rounds,
@@ -203,12 +233,14 @@ def main() -> None:
                 th.join()
             wall = time.perf_counter() - wall
             cpu = cpu_seconds(proc.pid) - cpu0
+            load1 = os.getloadavg()[0]
         finally:
             proc.terminate()
             proc.wait(30)
     requests = sum(len(v) for v in times.values())
     print(f"{args.clients} clients x {args.rounds} rounds: {requests:,} requests in {wall:.1f} s wall, "
-          f"server {cpu:.1f} s CPU ({cpu / requests * 1000:.1f} ms CPU per request), {os.cpu_count()} cores")
+          f"server {cpu:.1f} s CPU ({cpu / requests * 1000:.1f} ms CPU per request), {os.cpu_count()} cores, "
+          f"load average {load0:.1f} before, {load1:.1f} after")
     print(f"{'page':<32} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'CPU ms':>8}")
     worst = 0.0
     for page, values in times.items():
@@ -218,7 +250,8 @@ def main() -> None:
         cpu_ms = statistics.mean(cpu_per_page.get(page, [0.0])) * 1000
         print(f"{page:<32} {len(values):>5} {statistics.median(values) * 1000:>8.1f} {p95 * 1000:>8.1f} "
               f"{values[-1] * 1000:>8.1f} {cpu_ms:>8.1f}")
-    print("CPU ms: the server's CPU time per request of the page, one client alone (mean of --rounds requests)")
+    print("CPU ms: the server's CPU time per request of the page, one client alone (mean of --rounds requests; "
+          "from the threads' run time)")
     print(f"worst p95: {worst * 1000:.1f} ms (target <= 200 ms)")
     if errors:
         print(f"{len(errors)} errors, e.g. {errors[:3]}")

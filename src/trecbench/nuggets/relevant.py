@@ -12,13 +12,16 @@ DRAFT_MIN_GRADE = 2
 
 def relevant_by_topic(ws: Workspace, min_grade: int = 1, *, qid: str | None = None) -> dict[str, list[tuple[str, int]]]:
     """{qid: [(docid, grade), ...]} of the judged-relevant documents (grade >= min_grade), grade descending
-    then docid, from the workspace's qrels (`trecbench.workspace_qrels`); with `qid`, of that topic only
-    (reading only its judgments). A duplicate whose grade was propagated is left out: its text is its
-    listed twin's."""
-    from trecbench.qrels.select import workspace_qrels
+    then docid, of the workspace's qrels (`trecbench.workspace_qrels`: its grade selection); with `qid`, of
+    that topic only (reading only its judgments). A duplicate whose grade was propagated is left out (its
+    text is its listed twin's), so the pool, which only propagates, is not read."""
+    from trecbench.qrels.select import select_grades
 
-    qrels = workspace_qrels(ws, qid=qid).qrels
-    grades = qrels[qrels["propagated_from"].isna() & (qrels["relevance"] >= min_grade)]
+    judgments = ws.judgments(qid=qid)
+    if judgments.empty:
+        return {}
+    grades = select_grades(judgments)
+    grades = grades[grades["relevance"] >= min_grade]
     out: dict[str, list[tuple[str, int]]] = {}
     for topic, docid, grade in sorted(zip(grades["query_id"], grades["doc_id"], grades["relevance"]),
                                     key=lambda r: (str(r[0]), -int(r[2]), str(r[1]))):

@@ -56,9 +56,7 @@ def workspace_qrels(ws: Any, *, judge: str | None = None, prefer: str = "human",
     from trecbench.store.workspace import load_pool
 
     ws = ws if isinstance(ws, Workspace) else Workspace(ws)
-    candidates = load_pool(ws, pool)
-    if candidates is not None and qid is not None:
-        candidates = candidates[candidates["query_id"] == qid]
+    candidates = load_pool(ws, pool, qid=qid)
     judgments = ws.judgments() if qid is None else ws.judgments(qid=qid)
     policy = f"judge {judge}" if judge else ("majority" if majority else f"prefer {prefer}")
     if judgments.empty:

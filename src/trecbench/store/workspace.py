@@ -557,9 +557,13 @@ class DraftRun(NamedTuple):
 def _judgment_sql(*, status: str | None = "ok", kind: str | None = None, qid: str | None = None,
                   docid: str | None = None, pool: int | None = None, direct: bool = False,
                   after: int | None = None) -> tuple[str, tuple]:
+    # CROSS JOIN: SQLite then reads judgments first, by topic or by row id (the planner, without statistics,
+    # would rather go through every judgment of each judge of `kind`: 14 ms instead of 0.04 ms for the rows
+    # after an id in a workspace of 50,000 judgments)
+    join = "CROSS JOIN" if qid is not None or docid is not None or after is not None else "JOIN"
     sql = ("SELECT j.id, j.qid, j.docid, j.grade, j.status, j.created_at, j.propagated_from, j.rationale, j.error, "
            "j.doc_hash, g.id AS judge_id, g.kind AS judge_kind, g.name AS judge, g.model, g.prompt_id, g.prompt_hash "
-           "FROM judgments j JOIN judges g ON g.id = j.judge_id")
+           f"FROM judgments j {join} judges g ON g.id = j.judge_id")
     where: list[str] = []
     args: list[str | int] = []
     if pool is not None:
@@ -649,9 +653,9 @@ def save_pool(ws: Workspace, name: str, strategy: str, params: dict, candidates)
     return pool_id
 
 
-def load_pool(ws: Workspace, name: str | None = None):
-    """The candidates of the pool `Workspace.pool(name)` chooses (the newest when no name), priority order;
-    None if the workspace has no pool."""
+def load_pool(ws: Workspace, name: str | None = None, *, qid: str | None = None):
+    """The candidates of the pool `Workspace.pool(name)` chooses (the newest when no name), priority order
+    (of topic `qid` only, when given: only its rows are read); None if the workspace has no pool."""
     import pandas as pd
 
     chosen = ws.pool(name)
@@ -659,8 +663,9 @@ def load_pool(ws: Workspace, name: str | None = None):
         return None
     frame = pd.read_sql_query(
         "SELECT qid AS query_id, docid AS doc_id, priority, best_rank, n_runs, runs, ranks, "
-        "dup_group AS \"group\", representative FROM pool_candidates WHERE pool_id = ? ORDER BY qid, priority",
-        ws.connection(), params=(chosen.id,))
+        "dup_group AS \"group\", representative FROM pool_candidates WHERE pool_id = ?"
+        + (" AND qid = ?" if qid is not None else "") + " ORDER BY qid, priority",
+        ws.connection(), params=(chosen.id,) + ((qid,) if qid is not None else ()))
     frame["representative"] = frame["representative"].astype(bool)
     frame.attrs["name"] = chosen.name
     frame.attrs["strategy"] = chosen.strategy

@@ -9,10 +9,12 @@ one judgment row of `Judge("human", assessor)`; nothing is updated or deleted), 
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from typing import Iterable
 
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -33,6 +35,7 @@ from trecbench.web.common import (
     checked_form,
     field,
     href,
+    macro,
     me,
     param,
     redirect,
@@ -113,19 +116,31 @@ def topic_page(request: Request) -> Response:
     pool = bench.pool()
     if pool is None:
         return redirect("/")
-    state = queries.topic_state(bench.ws, pool, qid)
+    state = bench.topics.state(bench.ws, pool, qid)
     if not state.docs:
         raise HTTPException(404, f"topic {qid!r} is not in pool {pool.name!r}")
-    docs = []
-    for docid in state.docs:
-        others = sorted(set(state.grades.get(docid, {})) - {who})
-        holders = sorted(state.leases.get(docid, set()) - {who} - set(others))
-        docs.append(dict(docid=docid, mine=state.grade_of(docid, who), others=len(others), holders=holders,
-                         visible=state.is_visible(docid, who, bench.per_pair)))
+    row = macro("topic_row.html", "row")
+    rows = []
+    for index, docid in enumerate(state.docs, start=1):
+        others, holders = _others(state, docid, who)
+        shown = (index, docid, state.is_visible(docid, who, bench.per_pair), state.grade_of(docid, who), len(others),
+                 holders)
+        # a topic has up to thousands of rows and a request changes one or two: each is rendered once (as
+        # Markup, so joining them needs no escaping)
+        rows.append(bench.memo(("topic row", qid, docid), shown, functools.partial(row, *shown)))
     topic = queries.topic_text(bench.ws, qid)
-    return render(request, "topic.html", qid=qid, topic=topic, docs=docs, complete=state.complete(bench.per_pair),
+    return render(request, "topic.html", qid=qid, topic=topic, rows=Markup("\n".join(rows)), total=len(state.docs),
+                  complete=state.complete(bench.per_pair),
                   mine=state.mine(who), finished=request.query_params.get("finished") == "1", href=href, grades=GRADES,
                   nuggets_href=nuggets.topic_url(qid))
+
+
+def _others(state: queries.TopicState, docid: str, who: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the other people who judged the pair, those who hold a lease on it and have not judged it), sorted."""
+    judged, leased = state.grades.get(docid), state.leases.get(docid)
+    others = tuple(sorted(judged.keys() - {who})) if judged else ()
+    holders = tuple(sorted(leased - {who} - set(others))) if leased else ()
+    return others, holders
 
 
 async def next_pair(request: Request) -> Response:
@@ -142,7 +157,8 @@ def _next(bench: Bench, who: str, qid: str, after: str | None) -> Response:
     pool = bench.pool()
     if pool is None:
         return redirect("/")
-    docid = queries.take_next(bench.ws, pool, qid, who, bench.per_pair, after=after, lease_seconds=bench.lease_seconds)
+    docid = queries.take_next(bench.ws, bench.topics, pool, qid, who, bench.per_pair, after=after,
+                              lease_seconds=bench.lease_seconds)
     if docid is None:
         return redirect(href("/topic", qid=qid, finished="1"))
     return redirect(href("/judge", qid=qid, docid=docid))
@@ -173,12 +189,11 @@ def judge_page(request: Request) -> Response:
     if pool is None:
         return redirect("/")
     in_pool = queries.in_pool(bench.ws, pool, qid, docid)
-    state = queries.topic_state(bench.ws, pool, qid)
+    state = bench.topics.state(bench.ws, pool, qid)
     topic = queries.topic_text(bench.ws, qid)
     doc, missing = bench.document(docid)
     terms = query_terms(topic[0]) if topic else []
-    others = sorted(set(state.grades.get(docid, {})) - {who})
-    holders = sorted(state.leases.get(docid, set()) - {who} - set(others))
+    others, holders = _others(state, docid, who)
     from trecbench.qrels.validate import is_blind
 
     blind = is_blind(bench.ws, pool.name)  # a validation sample is judged without seeing any model's grade

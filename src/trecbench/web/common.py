@@ -11,6 +11,7 @@ from typing import Any, Callable, TypeVar
 from urllib.parse import urlencode
 
 import jinja2
+from markupsafe import Markup
 from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -20,7 +21,7 @@ from starlette.templating import Jinja2Templates
 from trecbench.errors import InputError
 from trecbench.store.workspace import Workspace
 from trecbench.web import auth
-from trecbench.web.queries import Pool, Tally, serving_pool
+from trecbench.web.queries import Pool, Tally, Topics, serving_pool
 
 HERE = Path(__file__).resolve().parent
 GRADES = {0: "not relevant", 1: "related", 2: "highly relevant", 3: "perfectly relevant"}
@@ -47,7 +48,8 @@ class Bench:
         self._nugget_store: Any = None
         self._nugget_stamp: tuple | None = None
         self.tally = Tally(self.per_pair)
-        self._memo: dict[tuple, tuple[tuple, Any]] = {}  # the topic list's counts, kept up to date
+        self.topics = Topics()
+        self._memo: dict[tuple, tuple[tuple, Any]] = {}  # views kept until what they show changes (`memo`)
 
     def pool(self) -> Pool | None:
         """The pool being judged (--pool, else the newest)."""
@@ -123,6 +125,11 @@ class Bench:
 
 templates = Jinja2Templates(env=jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
                                                    autoescape=True))
+
+
+def macro(template: str, name: str) -> Callable[..., Markup]:
+    """A macro of a template file, to render a fragment of a page on its own (autoescaped like the pages)."""
+    return getattr(templates.env.get_template(template).module, name)
 
 
 def bench_of(request: Request) -> Bench:

@@ -11,6 +11,7 @@ back as a message on that page, never as a traceback.
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import re
@@ -34,6 +35,7 @@ from trecbench.web.common import (
     bench_of,
     checked_form,
     field,
+    macro,
     me,
     redirect,
     render,
@@ -159,6 +161,7 @@ class DocView:
     text: Markup | None  # escaped, query words marked
     snippet: str
     missing: str | None
+    html: Markup = Markup("")  # as the page's list of relevant documents shows it
 
 
 def topic_page(request: Request, qid: str) -> Response:
@@ -185,8 +188,9 @@ def _documents(bench: Bench, qid: str, terms: list[str]) -> list[DocView]:
     def view(docid: str, grade: int) -> DocView:
         doc, missing = bench.document(docid)
         text = doc.text if doc else ""
-        return DocView(docid, grade, doc.title if doc else None, highlight(text, terms) if doc else None,
-                       _short(" ".join(text.split()), SNIPPET), missing)
+        shown = DocView(docid, grade, doc.title if doc else None, highlight(text, terms) if doc else None,
+                        _short(" ".join(text.split()), SNIPPET), missing)
+        return dataclasses.replace(shown, html=macro("nuggets_doc.html", "doc")(shown))
 
     return [bench.memo(("document", qid, docid), (grade, stamp, words), functools.partial(view, docid, grade))
             for docid, grade in bench.relevant(qid)]

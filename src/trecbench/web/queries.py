@@ -22,6 +22,7 @@ LEASE_SECONDS = 600.0
 class Pool(NamedTuple):
     id: int
     name: str
+    created_at: str  # with the id and name: a pool deleted and made again under that name is another pool
 
 
 class TopicProgress(NamedTuple):
@@ -97,7 +98,7 @@ def serving_pool(ws: Workspace, name: str | None = None) -> Pool | None:
         chosen = ws.pool(name)
     except InputError:
         return None
-    return Pool(chosen.id, chosen.name) if chosen else None
+    return Pool(chosen.id, chosen.name, chosen.created_at) if chosen else None
 
 
 def topic_text(ws: Workspace, qid: str) -> tuple[str, str | None] | None:
@@ -118,18 +119,54 @@ def in_pool(ws: Workspace, pool: Pool, qid: str, docid: str) -> bool:
                                    "AND representative = 1", (pool.id, qid, docid)).fetchone() is not None
 
 
-def topic_state(ws: Workspace, pool: Pool, qid: str, now: float | None = None) -> TopicState:
-    docs = [d for (d,) in ws.connection().execute(
-        "SELECT docid FROM pool_candidates WHERE pool_id = ? AND qid = ? AND representative = 1 "
-        "ORDER BY priority, docid", (pool.id, qid))]
-    return _with_people(ws, TopicState(qid, docs), now)
+class Topics:
+    """Each topic's pairs in judging order and each person's latest grade, kept from one look to the next:
+    a pool's candidates never change, and judgment rows are only added (ids grow), so a look reads the
+    topic's judgments added since the one before (none, mostly) and its live leases, not its whole pool
+    and every judgment of it again. A topic with fewer rows than seen before (a restored backup) is read
+    again from the start."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._docs: dict[tuple[Pool, str], list[str]] = {}
+        self._grades: dict[str, tuple[int, dict[str, dict[str, int]]]] = {}  # qid -> (last row id read, grades)
+
+    def state(self, ws: Workspace, pool: Pool, qid: str, now: float | None = None) -> TopicState:
+        """The topic's state now (inside a write transaction: as that transaction sees it). Its `grades` are
+        shared with other looks: read them, never change them."""
+        docs = self._docs.get((pool, qid))
+        if docs is None:
+            docs = [d for (d,) in ws.connection().execute(
+                "SELECT docid FROM pool_candidates WHERE pool_id = ? AND qid = ? AND representative = 1 "
+                "ORDER BY priority, docid", (pool.id, qid))]
+            if docs:  # not a topic of the pool: nothing kept (any name can be asked for)
+                self._docs[(pool, qid)] = docs
+        return _with_leases(ws, TopicState(qid, docs, self._people(ws, qid)), now)
+
+    def _people(self, ws: Workspace, qid: str) -> dict[str, dict[str, int]]:
+        with self._lock:
+            seen, grades = self._grades.get(qid, (0, {}))
+            if seen and ws.newest_judgment(qid) < seen:
+                seen, grades = 0, {}
+            rows = ws.judgment_rows(qid=qid, kind="human", after=seen)
+            if rows:  # a new dict: a state handed out never changes
+                grades = _with_grades(grades, rows)
+                self._grades[qid] = (rows[-1].id, grades)
+            return grades
 
 
-def _with_people(ws: Workspace, state: TopicState, now: float | None = None) -> TopicState:
-    """Fill in the topic's human grades and live leases."""
-    for row in ws.judgment_rows(qid=state.qid, kind="human"):
+def _with_grades(grades: dict[str, dict[str, int]], rows: list) -> dict[str, dict[str, int]]:
+    """`grades` ({docid: {assessor: grade}}) with the judgment rows (id order: the last is the current grade)
+    added, as a new dict with new inner dicts where a grade changed: the one given is not changed."""
+    grades = dict(grades)
+    for row in rows:
         if row.grade is not None:  # always, for a successful judgment
-            state.grades.setdefault(row.docid, {})[row.judge] = row.grade  # id order: the last is the current grade
+            grades[row.docid] = {**grades.get(row.docid, {}), row.judge: row.grade}
+    return grades
+
+
+def _with_leases(ws: Workspace, state: TopicState, now: float | None = None) -> TopicState:
+    """Fill in the topic's live leases."""
     now = time.time() if now is None else now
     for docid, assessor in ws.live_leases(state.qid, now):
         state.leases.setdefault(docid, set()).add(assessor)
@@ -196,13 +233,14 @@ class Tally:
             self._complete[qid] = self._complete.get(qid, 0) + 1
 
 
-def take_next(ws: Workspace, pool: Pool, qid: str, assessor: str, per_pair: int, *, after: str | None = None,
-              lease_seconds: float = LEASE_SECONDS) -> str | None:
+def take_next(ws: Workspace, topics: Topics, pool: Pool, qid: str, assessor: str, per_pair: int, *,
+              after: str | None = None, lease_seconds: float = LEASE_SECONDS) -> str | None:
     """Choose the assessor's next open pair of the topic and lease it to them, in one write transaction so
-    that two assessors asking at the same moment get different pairs; None when nothing is left."""
+    that two assessors asking at the same moment (in one server process or several) get different pairs;
+    None when nothing is left."""
     with ws.transaction():
         now = time.time()
-        docid = topic_state(ws, pool, qid, now).first_open(assessor, per_pair, after)
+        docid = topics.state(ws, pool, qid, now).first_open(assessor, per_pair, after)
         if docid is not None:
             ws.lease(qid, docid, assessor, now + lease_seconds, at=now)
         return docid
@@ -214,9 +252,11 @@ def hold(ws: Workspace, qid: str, docid: str | None, assessor: str, per_pair: in
     (None: a pair that is not the pool's, which is never leased). Returns whether they hold it."""
     with ws.transaction():
         now = time.time()
-        if docid is not None and _with_people(ws, TopicState(qid, [docid]), now).is_open(docid, assessor, per_pair):
-            ws.lease(qid, docid, assessor, now + lease_seconds, at=now)
-            return True
+        if docid is not None:  # the pair's judgments only, not the topic's
+            grades = _with_grades({}, ws.judgment_rows(qid=qid, docid=docid, kind="human"))
+            if _with_leases(ws, TopicState(qid, [docid], grades), now).is_open(docid, assessor, per_pair):
+                ws.lease(qid, docid, assessor, now + lease_seconds, at=now)
+                return True
         ws.drop_leases(assessor)
         return False
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from abc import ABC, abstractmethod
 from array import array
+from bisect import bisect_left
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
@@ -138,32 +140,41 @@ class StoredIndex:
     the lookups made.
     """
 
-    def __init__(self, file: Any, start: int, count: int, block: int, fences: np.ndarray):
+    def __init__(self, file: Any, start: int, count: int, block: int, fences: array):
         self._file, self._start, self._count, self._block, self._fences = file, start, count, block, fences
 
     def __len__(self) -> int:
         return self._count
 
-    def _read(self, first: int, n: int, array_start: int) -> np.ndarray:
-        raw = os.pread(self._file.fileno(), 8 * n, array_start + 8 * first)
-        return np.frombuffer(raw, dtype="<u8")
+    def _read(self, first: int, n: int, array_start: int) -> array:
+        """`n` numbers of the array that starts at byte `array_start`, from its `first`."""
+        return _numbers(os.pread(self._file.fileno(), 8 * n, array_start + 8 * first))
 
     def candidates(self, docid: str) -> list[int]:
-        key = np.uint64(id_hash(docid))
-        b = int(self._fences.searchsorted(key))  # fences before b are < key: its first match is after them
+        key = id_hash(docid)
+        b = bisect_left(self._fences, key)  # fences before b are < key: its first match is after them
         first = max(0, (b - 1) * self._block)
         found: list[int] = []
         while first < self._count:
             n = min(self._block + 1, self._count - first)
             hashes = self._read(first, n, self._start)
-            where = np.flatnonzero(hashes == key)
-            if len(where):
-                offsets = self._read(first + int(where[0]), int(where[-1] - where[0]) + 1, self._start + 8 * self._count)
-                found += [int(offsets[i - where[0]]) for i in where]
-            if hashes[-1] != key or first + n >= self._count:  # more of the same hash only past a block's end
+            i = bisect_left(hashes, key)
+            while i < n and hashes[i] == key:
+                found.append(self._read(first + i, 1, self._start + 8 * self._count)[0])
+                i += 1
+            if i < n or first + n >= self._count:  # more of the same hash only past a block's end
                 break
             first += n
         return found
+
+
+def _numbers(raw: bytes) -> array:
+    """Little-endian unsigned 64-bit integers as an array (Python's bisect searches it)."""
+    numbers = array("Q")
+    numbers.frombytes(raw)
+    if sys.byteorder == "big":
+        numbers.byteswap()
+    return numbers
 
 
 class FileCorpus(Corpus):
@@ -323,8 +334,8 @@ def _load_index(path: Path) -> tuple[str, StoredIndex] | None:
         if os.fstat(file.fileno()).st_size != len(head) + 16 * count + 8 * fences:
             file.close()
             return None
-        raw = os.pread(file.fileno(), 8 * fences, len(head) + 16 * count)
-        return data["layout"], StoredIndex(file, len(head), count, block, np.frombuffer(raw, dtype="<u8"))
+        fence_array = _numbers(os.pread(file.fileno(), 8 * fences, len(head) + 16 * count))
+        return data["layout"], StoredIndex(file, len(head), count, block, fence_array)
     except (OSError, ValueError, KeyError, TypeError):
         file.close()
         return None

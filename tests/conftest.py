@@ -5,13 +5,11 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+
+from needs import missing
 
 # Fixtures defined in helper modules, available to every test without importing them by name.
-pytest_plugins = ["llm_server"]
-
-# CI sets TRECBENCH_REQUIRE_SHARED_DATA=1: a missing reference folder then fails the tests that need it.
-REQUIRE_SHARED = os.environ.get("TRECBENCH_REQUIRE_SHARED_DATA") == "1"
+pytest_plugins = ["llm_server", "web_support"]
 
 
 def _shared_data() -> Path:
@@ -38,20 +36,15 @@ def _hermetic_home(tmp_path_factory, monkeypatch):
 
 @pytest.fixture
 def shared() -> Path:
+    """The reference data; CI sets TRECBENCH_REQUIRE_SHARED_DATA=1, so that without it the tests fail, not skip."""
     if not SHARED.is_dir():
-        message = f"reference data not found at {SHARED} (set TRECBENCH_SHARED_DATA)"
-        if REQUIRE_SHARED:
-            pytest.fail(message + "; TRECBENCH_REQUIRE_SHARED_DATA=1 makes this a failure")
-        pytest.skip(message)
+        missing(f"reference data not found at {SHARED} (set TRECBENCH_SHARED_DATA)", "TRECBENCH_REQUIRE_SHARED_DATA")
     return SHARED
 
 
 @pytest.fixture
 def cli_run():
     """Invoke `trecbench ARGS...`; returns click's Result (exit_code, stdout, stderr)."""
-    from trecbench.cli import cli
+    from cli_support import run_cli
 
-    def run(*args: str):
-        return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-    return run
+    return run_cli

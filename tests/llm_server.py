@@ -17,7 +17,17 @@ It also serves OpenAI's batch interface: `POST /v1/files` (multipart upload), `P
 /v1/batches` (list), `GET /v1/batches/{id}` and `GET /v1/files/{id}/content`. A batch is `in_progress`
 while `.hold_batches` is set; otherwise the first look at it answers every line (each takes the next
 scripted behaviour, as a live request would: a non-200 behaviour becomes a failed line) and completes it.
-`.batches` holds every created batch, `.batch_delay` delays the reply to a create (after creating it).
+`.batches` holds every created batch, `.batch_delay` delays the reply to a create (after creating it);
+with `.batch_key` set, the files and batches endpoints answer 401 to any other bearer key.
+
+And Anthropic's, at `.anthropic_url` (the server root, as litellm's `anthropic/...` models take it): the
+live `POST /v1/messages`, and the message batches `POST /v1/messages/batches`, `GET /v1/messages/batches`
+(list, newest first, `limit` and `after_id`), `GET /v1/messages/batches/{id}` and the results at its
+`results_url`. Every Anthropic request must carry `x-api-key: .anthropic_key` (else 401) and an
+`anthropic-version`. A request reaches scripted behaviours and handlers in the chat shape (a system
+message, then text messages), so one grader answers both APIs; the bodies as they came are in
+`.anthropic_bodies` (live) and `.anthropic_batches[id]["requests"]`. `.hold_batches` and `.batch_delay`
+work as for OpenAI's batches; `expired()`, `canceled()` and `result_line(text)` script a batch line.
 """
 from __future__ import annotations
 
@@ -34,7 +44,7 @@ import pytest
 
 __all__ = [
     "Behaviour", "LLMServer", "llm_server", "ok", "garbled", "truncated", "slow", "status", "hang", "reasoning",
-    "raw_body", "out_of_quota",
+    "raw_body", "out_of_quota", "expired", "canceled", "result_line",
 ]
 
 
@@ -54,6 +64,8 @@ class Behaviour:
     reasoning: str | None = None  # the message's `reasoning_content`, as reasoning servers send it
     error_code: str | None = None  # the error object's `code` (e.g. insufficient_quota)
     usage: bool = True  # False: the completion has no `usage` (some local servers), the client counts
+    result: str | None = None  # an Anthropic batch line's result type instead of a reply (expired, canceled)
+    line: str | None = None  # the batch results line sent as it is, for this request
 
 
 def ok(text: str, *, prompt_tokens: int | None = None, completion_tokens: int | None = None) -> Behaviour:
@@ -101,6 +113,21 @@ def out_of_quota() -> Behaviour:
     """OpenAI's 429 for an account without credit: code `insufficient_quota`, a message that does not say so."""
     return Behaviour(code=429, text="You exceeded your current quota, please check your plan and billing details.",
                      error_code="insufficient_quota")
+
+
+def expired() -> Behaviour:
+    """An Anthropic batch line whose request expired before it was processed."""
+    return Behaviour(result="expired")
+
+
+def canceled() -> Behaviour:
+    """An Anthropic batch line whose request was canceled before it was processed."""
+    return Behaviour(result="canceled")
+
+
+def result_line(text: str) -> Behaviour:
+    """Exactly `text` as this request's line of a batch's results (a garbled line)."""
+    return Behaviour(line=text)
 
 
 def hang(seconds: float = 30.0) -> Behaviour:
@@ -155,9 +182,14 @@ class LLMServer:
         self.batches: dict[str, dict] = {}
         self.hold_batches = False
         self.batch_delay = 0.0
+        self.batch_key: str | None = None  # set: OpenAI's files and batches endpoints take only this key
+        self.anthropic_key = "test"
+        self.anthropic_bodies: list[dict] = []
+        self.anthropic_batches: dict[str, dict] = {}
         self._httpd = _Server(("127.0.0.1", port), self._handler_class())
         self.port = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.anthropic_url = f"http://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01},
                                         name="llm-server", daemon=True)
         self._thread.start()
@@ -304,6 +336,115 @@ class LLMServer:
             batch["request_counts"] = {"total": len(lines), "completed": len(answers), "failed": len(errors)}
             return dict(batch)
 
+    # -- Anthropic's messages and message batches -------------------------------------------------------
+    @staticmethod
+    def _as_chat(params: dict) -> dict:
+        """An Anthropic request in the chat shape handlers read: the system prompt, then text messages."""
+        def text(content: Any) -> str:
+            if isinstance(content, str):
+                return content
+            return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+
+        messages = [{"role": "system", "content": text(params["system"])}] if params.get("system") else []
+        messages += [{"role": m["role"], "content": text(m.get("content"))} for m in params.get("messages", [])]
+        return {**{k: v for k, v in params.items() if k not in ("system", "messages")}, "messages": messages}
+
+    def _message(self, chat: dict, b: Behaviour) -> dict:
+        c = self._completion(chat, b)
+        usage = c.get("usage") or {}
+        return {"id": f"msg_test{next(self._ids):06d}", "type": "message", "role": "assistant",
+                "model": chat.get("model", "unknown"), "content": [{"type": "text", "text": b.text or ""}],
+                "stop_reason": "max_tokens" if b.finish_reason == "length" else "end_turn", "stop_sequence": None,
+                "usage": {"input_tokens": usage.get("prompt_tokens", 0),
+                          "output_tokens": usage.get("completion_tokens", 0)}}
+
+    @staticmethod
+    def _anthropic_error(code: int, message: str) -> str:
+        return json.dumps({"type": "error", "error": {"type": _ERROR_TYPES.get(code, "api_error"),
+                                                      "message": message}})
+
+    @staticmethod
+    def _stamp(seconds: float = 0.0) -> str:
+        from datetime import datetime, timezone
+
+        return datetime.fromtimestamp(time.time() + seconds, timezone.utc).isoformat().replace("+00:00", "Z")
+
+    def _create_message_batch(self, body: dict, headers: dict) -> dict:
+        with self._lock:
+            batch_id = f"msgbatch_{next(self._ids):06d}"
+            requests = body["requests"]
+            self.anthropic_batches[batch_id] = {
+                "batch": {"id": batch_id, "type": "message_batch", "processing_status": "in_progress",
+                          "request_counts": {"processing": len(requests), "succeeded": 0, "errored": 0,
+                                             "canceled": 0, "expired": 0},
+                          "ended_at": None, "created_at": self._stamp(), "expires_at": self._stamp(86400),
+                          "archived_at": None, "cancel_initiated_at": None, "results_url": None},
+                "requests": requests, "headers": headers, "results": b""}
+            return dict(self.anthropic_batches[batch_id]["batch"])
+
+    def _message_batch(self, batch_id: str) -> dict | None:
+        with self._lock:
+            entry = self.anthropic_batches.get(batch_id)
+            if entry is None or entry["batch"]["processing_status"] != "in_progress" or self.hold_batches:
+                return None if entry is None else dict(entry["batch"])
+            requests = list(entry["requests"])
+        lines, counts = [], {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        for request in requests:
+            chat = self._as_chat(request["params"])
+            b = self._next(chat)
+            self._done()
+            if b.result is not None:
+                kind, result = b.result, {"type": b.result}
+            elif b.code != 200:
+                kind, result = "errored", {"type": "errored", "error": json.loads(
+                    self._anthropic_error(b.code, b.text or f"scripted error {b.code}"))}
+            else:
+                kind, result = "succeeded", {"type": "succeeded", "message": self._message(chat, b)}
+            counts[kind] += 1
+            lines.append(b.line if b.line is not None else json.dumps({"custom_id": request["custom_id"],
+                                                                       "result": result}))
+        with self._lock:
+            entry["results"] = ("\n".join(lines) + "\n").encode("utf-8")
+            entry["batch"].update(processing_status="ended", request_counts=counts, ended_at=self._stamp(),
+                                  results_url=f"{self.anthropic_url}/v1/messages/batches/{batch_id}/results")
+            return dict(entry["batch"])
+
+    def _list_message_batches(self, query: dict[str, list[str]]) -> dict:
+        with self._lock:
+            newest = [dict(e["batch"]) for e in reversed(self.anthropic_batches.values())]
+        after = (query.get("after_id") or [None])[0]
+        if after is not None:
+            ids = [b["id"] for b in newest]
+            newest = newest[ids.index(after) + 1:] if after in ids else []
+        limit = int((query.get("limit") or ["20"])[0])
+        page = newest[:limit]
+        return {"data": page, "has_more": len(newest) > limit, "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None}
+
+    def _anthropic(self, method: str, path: str, query: dict[str, list[str]], headers: Any,
+                   raw: bytes) -> tuple[int, str, bool]:
+        """(status, body, whether the body is JSONL) of an Anthropic request."""
+        if headers.get("x-api-key") != self.anthropic_key:
+            return 401, self._anthropic_error(401, "invalid x-api-key"), False
+        if not headers.get("anthropic-version"):
+            return 400, self._anthropic_error(400, "anthropic-version: header is required"), False
+        parts = path.split("/")
+        if method == "POST" and path == "/v1/messages/batches":
+            created = self._create_message_batch(json.loads(raw), {k.lower(): v for k, v in headers.items()})
+            self._stopping.wait(self.batch_delay)
+            return 200, json.dumps(created), False
+        if method == "GET" and path == "/v1/messages/batches":
+            return 200, json.dumps(self._list_message_batches(query)), False
+        if method == "GET" and len(parts) == 5 and path.startswith("/v1/messages/batches/"):
+            found = self._message_batch(parts[-1])
+            if found is not None:
+                return 200, json.dumps(found), False
+        if method == "GET" and len(parts) == 6 and parts[-1] == "results" and parts[-2] in self.anthropic_batches:
+            entry = self.anthropic_batches[parts[-2]]
+            if entry["batch"]["processing_status"] == "ended":
+                return 200, entry["results"].decode("utf-8"), True
+        return 404, self._anthropic_error(404, f"no route {method} {path}"), False
+
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -316,18 +457,32 @@ class LLMServer:
 
             def _send(self, code: int, payload: str, headers: dict[str, str] | None = None) -> None:
                 data = payload.encode("utf-8")
+                headers = dict(headers or {})
                 self.send_response(code)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _send_anthropic(self, method: str, raw: bytes = b"") -> None:
+                from urllib.parse import parse_qs, urlsplit
+
+                url = urlsplit(self.path)
+                code, payload, jsonl = server._anthropic(method, url.path.rstrip("/"), parse_qs(url.query),
+                                                         self.headers, raw)
+                self._send(code, payload, {"Content-Type": "application/x-jsonl"} if jsonl else None)
+
             def do_GET(self) -> None:
                 path = self.path.split("?")[0].rstrip("/")
                 parts = path.split("/")
                 found: Any = None
+                if path.startswith("/v1/messages"):
+                    self._send_anthropic("GET")
+                    return
+                if self._refused():
+                    return
                 if path == "/v1/batches":
                     with server._lock:
                         found = {"object": "list", "data": [dict(b) for b in server.batches.values()],
@@ -347,11 +502,50 @@ class LLMServer:
                 else:
                     self._send(200, json.dumps(found))
 
+            def _live_message(self, raw: bytes) -> None:
+                if self.headers.get("x-api-key") != server.anthropic_key:
+                    self._send(401, server._anthropic_error(401, "invalid x-api-key"))
+                    return
+                body = json.loads(raw or b"{}")
+                server.anthropic_bodies.append(body)
+                server.paths.append(self.path)
+                chat = server._as_chat(body)
+                b = server._next(chat)
+                try:
+                    if b.delay:
+                        server._stopping.wait(b.delay)
+                    if b.code != 200:
+                        self._send(b.code, server._anthropic_error(b.code, b.text or f"scripted error {b.code}"),
+                                   b.headers)
+                    else:
+                        self._send(200, json.dumps(server._message(chat, b)), b.headers)
+                finally:
+                    server._done()
+
+            def _refused(self) -> bool:
+                """OpenAI's 401 for a files or batches request without `.batch_key` (when it is set)."""
+                path = self.path.split("?")[0]
+                if server.batch_key is None or not path.startswith(("/v1/files", "/v1/batches")):
+                    return False
+                if self.headers.get("Authorization") == f"Bearer {server.batch_key}":
+                    return False
+                self._send(401, json.dumps({"error": {"message": "Incorrect API key provided.",
+                                                      "type": "invalid_request_error", "code": "invalid_api_key"}}))
+                return True
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
+                if self._refused():
+                    return
                 if self.path.rstrip("/") == "/v1/files":
                     self._send(200, json.dumps(server._upload(self.headers.get("Content-Type", ""), raw)))
+                    return
+                if self.path.rstrip("/") == "/v1/messages/batches":
+                    self._send_anthropic("POST", raw)
+                    return
+                if self.path.rstrip("/") == "/v1/messages":
+                    self._live_message(raw)
                     return
                 if self.path.rstrip("/") == "/v1/batches":
                     created = server._create_batch(json.loads(raw))

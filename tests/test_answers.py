@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_support import write_jsonl
+
 from trecbench.answers import read_answers, validate_answers
 from trecbench.errors import InputError
 
@@ -27,10 +29,8 @@ def rag25(qid="1", run="runB", narrative="I want to know about x.", refs=REFS, a
                          "narrative": narrative}, "references": refs, "answer": answer}
 
 
-def write(tmp_path: Path, records: list, name: str = "answers.jsonl") -> Path:
-    path = tmp_path / name
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
-    return path
+def write(tmp_path: Path, lines: list, name: str = "answers.jsonl") -> Path:
+    return write_jsonl(tmp_path, lines, name)
 
 
 def test_rag24_answer_is_read_with_citations_resolved_to_docids(tmp_path):

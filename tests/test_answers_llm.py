@@ -1,9 +1,10 @@
 """The LLM assigner against a loopback OpenAI-compatible server: labels, batches, failures, retries, cache."""
 from __future__ import annotations
 
+from cli_support import write_jsonl as write
+
 import json
 import re
-from pathlib import Path
 
 from llm_server import garbled, ok, status
 
@@ -86,11 +87,6 @@ def test_a_second_run_is_answered_from_the_cache_with_no_calls(llm_server, tmp_p
     assert llm_server.requests == []
     assert again.frame.equals(first.frame)
 
-
-def write(tmp_path: Path, lines: list, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return path
 
 
 def test_eval_answers_command_with_the_llm_assigner_reports_incomplete_topics(llm_server, tmp_path, cli_run,

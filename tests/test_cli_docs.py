@@ -43,6 +43,17 @@ def test_help_lists_every_command_group(cli_run):
         assert name in result.output
 
 
+@pytest.mark.parametrize("module", ["trecbench", "trecbench.cli"])
+def test_python_m_runs_the_command(module):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0 and "Usage: " in done.stdout, done.stderr
+
+
 def test_the_cli_reference_is_current():
     from trecbench.cli.reference import reference
 
@@ -74,3 +85,20 @@ def test_every_table_printing_scorer_takes_f_for_its_format():
     ctx = click.Context(cli)
     retrieval = cli.get_command(ctx, "eval").get_command(ctx, "retrieval")
     assert "-f" in next(p for p in retrieval.params if p.name == "fmt").opts
+
+
+@pytest.mark.parametrize("long, short", [("--format", "-f"), ("--per-topic", "-q"), ("--output", "-o"),
+                                         ("--workspace", "-w")])
+def test_every_command_with_a_shared_option_takes_its_short_flag(long, short):
+    lacking = sorted(name for name, command in _commands() for p in command.params
+                     if isinstance(p, click.Option) and long in p.opts and short not in p.opts)
+    assert not lacking, f"{long} without {short} in: {lacking}"
+
+
+def test_the_validate_commands_share_one_loop():
+    import inspect
+
+    from trecbench.cli import answers, qrels, runs
+
+    for command in (answers.validate, qrels.validate, runs.validate):
+        assert "validate_files(" in inspect.getsource(command.callback), command.name

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
+
+from cli_support import write_jsonl as write
 
 from trecbench.evaluation.context_recall import (
     Context,
@@ -22,11 +23,6 @@ REFERENCE = "The sky is blue now."  # 20 characters
 CHUNK = ("Weather reports describe clouds, rain and wind in detail for each region of the country. "
          "Forecasts also mention humidity levels. Expect mild temperatures. Pack a warm coat, maybe. " + REFERENCE)
 
-
-def write(tmp_path: Path, lines: list, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
-    return path
 
 
 def test_id_recall_compares_reference_and_retrieved_ids_as_sets():
@@ -120,3 +116,16 @@ def test_eval_context_recall_llm_mode_needs_a_model(tmp_path, cli_run):
     result = cli_run("eval", "context-recall", "--mode", "llm", "--contexts", contexts, "--references", refs)
     assert result.exit_code == 2
     assert "--mode llm needs --model" in result.output
+
+
+def test_context_recall_scores_say_what_the_command_prints_naming_runs_when_there_are_several(tmp_path, cli_run):
+    from trecbench.evaluation.context_recall import evaluate_context_recall, references_from_qrels
+
+    qrels = write(tmp_path, ["q1 0 d1 1", "q2 0 d7 0"], "qrels.txt")
+    runs = [write(tmp_path, [f"q1 Q0 d1 1 3 {name}", f"q2 Q0 d1 1 1 {name}"], f"{name}.txt") for name in ("a", "b")]
+    one = evaluate_context_recall([runs[0]], references_from_qrels(qrels, 1), mode="id")
+    assert one.messages() == ["1 topic(s), no score: no reference ids for this topic: q2"]
+    both = evaluate_context_recall(runs, references_from_qrels(qrels, 1), mode="id")
+    assert both.messages() == ["2 topic(s), no score: no reference ids for this topic: a:q2 b:q2"]
+    printed = cli_run("eval", "context-recall", "--contexts", runs[0], "--contexts", runs[1], "--qrels", qrels)
+    assert printed.stderr.splitlines() == both.messages()

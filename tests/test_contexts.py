@@ -1,18 +1,13 @@
 """One contexts reader and one "top k contexts" rule for `eval evidence` and `eval context-recall`."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import pytest
 
+from cli_support import write_jsonl as write
+
 from trecbench.evaluation.contexts import Context, StagedContexts, read_contexts, top_k_contexts
 
-
-def write(tmp_path: Path, lines: list, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return path
 
 
 def csv_value(stdout: str, run: str, measure: str) -> float:

@@ -110,21 +110,20 @@ def test_demo_with_a_model_judges_drafts_and_assigns_through_it(tmp_path, llm_se
     assert judged == 524 and origins == {"llm"}
 
 
-def test_the_offline_demo_uses_only_trecbenchs_public_names():
+def test_the_demo_uses_only_trecbenchs_public_names():
     import ast
     import inspect
 
     import trecbench
     import trecbench.demo
 
-    model_path = {"_model_client", "_judge_with_model", "_draft_with_model"}  # the model's calls
     tree = ast.parse(inspect.getsource(trecbench.demo))
     names = []
-    for func in tree.body:
-        if isinstance(func, ast.FunctionDef) and func.name not in model_path:
-            for node in ast.walk(func):
-                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("trecbench"):
-                    assert node.module == "trecbench", f"{func.name} imports from {node.module}"
-                    names += [a.name for a in node.names]
+    for node in ast.walk(tree):  # the offline path and the model's calls alike
+        if isinstance(node, ast.Import):
+            assert not any(a.name.startswith("trecbench") for a in node.names), ast.unparse(node)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("trecbench"):
+            assert node.module == "trecbench", f"line {node.lineno} imports from {node.module}"
+            names += [a.name for a in node.names]
     assert names and set(names) <= set(trecbench.__all__)
     assert all(getattr(trecbench, name) is not None for name in names)

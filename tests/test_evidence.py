@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
+
+from cli_support import write_jsonl as write
 
 from trecbench.errors import InputError
 from trecbench.evaluation.evidence import (
@@ -30,11 +31,6 @@ def system(name: str, stages: dict[str, list[str]], qid: str = "q1") -> StagedCo
 def scores_of(result, run: str, qid: str = "q1") -> dict[str, float]:
     return result.frame.loc[(run, qid)].to_dict()
 
-
-def write(tmp_path: Path, lines: list, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
-    return path
 
 
 def test_retrieving_a_and_c_covers_two_of_three_items_and_two_of_four_sources():

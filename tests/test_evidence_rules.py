@@ -7,16 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from cli_support import bench_with_a_duplicate, cited_answer, write_jsonl as write
 from trecbench.evaluation.duplicates import duplicate_groups
 from trecbench.evaluation.evidence import EvidenceItem, Permissions, StagedContexts, evaluate_evidence, read_permissions
-from trecbench.store import Workspace
-from trecbench.store.workspace import save_pool
 
-
-def write(tmp_path: Path, lines: list, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return path
 
 
 def json_scores(stdout: str) -> dict:
@@ -101,16 +95,8 @@ def test_macro_and_micro_averages_are_named_in_the_output_and_help(tmp_path, cli
 # --- duplicate groups of the workspace's pool ----------------------------------------------------------
 
 @pytest.fixture
-def bench(tmp_path, cli_run):
-    topics = tmp_path / "topics.tsv"
-    topics.write_text("q1\tfirst question\n")
-    path = tmp_path / "bench"
-    assert cli_run("init", path, "--topics", topics).exit_code == 0
-    # dup is a duplicate of rep (its group's representative)
-    pool = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["rep", "dup", "other"], "priority": [1, 2, 3],
-                         "group": ["rep", "rep", "other"], "representative": [True, False, True]})
-    save_pool(Workspace(path), "p", "depth", {}, pool)
-    return path
+def bench(tmp_path):
+    return bench_with_a_duplicate(tmp_path, "rep", "dup", "other")  # dup is a duplicate of rep
 
 
 def test_duplicate_groups_come_from_the_workspace_pool(bench):
@@ -149,10 +135,7 @@ def test_the_citation_assigner_takes_a_cited_duplicate_for_its_twin(bench, tmp_p
     nuggets = write(tmp_path, [{"qid": "q1", "query": "q", "nuggets": [
         {"text": "Nuclear power emits very little carbon dioxide", "importance": "vital", "support": [["rep"]]}]}],
         "n.jsonl")
-    answers = write(tmp_path, [{"run_id": "r1", "topic_id": "q1", "topic": "q", "references": ["dup"],
-                                "response_length": 7, "answer": [
-                                    {"text": "Nuclear power emits very little carbon dioxide.", "citations": [0]}]}],
-                    "r1.jsonl")
+    answers = cited_answer(tmp_path, ["dup"], topic="q")
     args = ["eval", "answers", "--nuggets", nuggets, answers, "--format", "csv"]
     assert "r1,all,V_strict,0.0" in cli_run(*args).stdout  # partial_support: cites a document the nugget lacks
     same = cli_run(*args, "-w", bench)

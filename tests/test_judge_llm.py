@@ -196,6 +196,21 @@ def test_kill_9_loses_no_judgment_and_the_rerun_judges_only_what_is_missing(benc
     assert len(calls) <= len(POOL) + 1 and len(calls) - 1 <= logged <= len(calls)
 
 
+def test_kill_9_read_from_a_process_holding_the_workspace_open_twice(bench, llm_server, tmp_path):
+    """The same, read from a process that keeps the workspace open while it opens it again (as a notebook
+    or the fixture's `init` handle, when not yet collected, does): its readers must not take the judging
+    run's deleted WAL index for the live one ("database disk image is malformed")."""
+    from trecbench.store import Workspace
+
+    held = Workspace(bench)
+    held.topics()
+    Workspace(bench)
+    try:
+        test_kill_9_loses_no_judgment_and_the_rerun_judges_only_what_is_missing(bench, llm_server, tmp_path)
+    finally:
+        held.close()
+
+
 def test_an_adaptive_pool_chooses_documents_from_the_grades_and_stops_at_the_budget(tmp_path, llm_server, cli_run):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"id": k, "contents": v}) + "\n" for k, v in DOCS.items()))

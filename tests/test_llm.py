@@ -179,20 +179,14 @@ def test_persistent_server_error_fails_after_max_retries(llm_server, tmp_path, t
 
 
 @both
-def test_bad_api_key_raises_at_once_without_retry(llm_server, transport):
-    llm_server.script(then=status(401, message="Incorrect API key provided"))
+@pytest.mark.parametrize("code, message, said", [(401, "Incorrect API key provided", "API key"),
+                                                 (404, "The model `nope` does not exist", "model name")],
+                         ids=["bad API key", "unknown model"])
+def test_a_refusal_no_call_can_get_past_raises_at_once_without_retry(llm_server, transport, code, message, said):
+    llm_server.script(then=status(code, message=message))
     with pytest.raises(ModelCallError) as err:
         ask(LLM(config(llm_server, transport=transport)))
-    assert err.value.fatal and err.value.status == 401 and "API key" in str(err.value)
-    assert len(llm_server.requests) == 1
-
-
-@both
-def test_unknown_model_raises_at_once_without_retry(llm_server, transport):
-    llm_server.script(then=status(404, message="The model `nope` does not exist"))
-    with pytest.raises(ModelCallError) as err:
-        ask(LLM(config(llm_server, transport=transport)))
-    assert err.value.fatal and err.value.status == 404 and "model name" in str(err.value)
+    assert err.value.fatal and err.value.status == code and said in str(err.value)
     assert len(llm_server.requests) == 1
 
 

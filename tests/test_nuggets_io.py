@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
+from cli_support import write_jsonl
+
 from trecbench.errors import InputError
 from trecbench.nuggets import Nugget, TopicNuggets, read_nuggets, write_nuggets
 from trecbench.nuggets.model import normalise_support, satisfied_group
 
 
 def write(tmp_path: Path, lines: list, name: str = "nuggets.jsonl") -> Path:
-    path = tmp_path / name
-    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
-    return path
+    return write_jsonl(tmp_path, lines, name)
 
 
 def test_trec_2025_dev_nuggets_keep_all_1255_nuggets_and_their_importance(shared):

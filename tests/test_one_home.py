@@ -80,3 +80,122 @@ def test_the_nugget_store_keeps_editing_apart_from_undo_import_and_relevant_docu
     assert not hasattr(store, "relevant_by_topic") and hasattr(relevant, "relevant_by_topic")
     assert not hasattr(store.NuggetStore, "_import_topic") and hasattr(imports, "import_topic")
     assert not hasattr(store.NuggetStore, "_restore") and hasattr(history, "restore")
+
+
+@pytest.mark.parametrize("package", ["trecbench", "trecbench.llm", "trecbench.pooling"])
+def test_the_lazy_packages_share_one_loader(package):
+    import importlib
+    import inspect
+
+    module = importlib.import_module(package)
+    assert "attribute(__name__, _EXPORTS, name)" in inspect.getsource(module.__getattr__)
+    with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nothing_here'"):
+        module.nothing_here  # noqa: B018
+    if package != "trecbench":
+        for name in module.__all__:
+            assert getattr(module, name) is not None
+
+
+def test_the_adaptive_strategies_share_the_runs_as_arms():
+    from trecbench.pooling.strategies.base import RunArms
+    from trecbench.pooling.strategies.maxmean import MaxMean
+    from trecbench.pooling.strategies.mtf import MoveToFront
+
+    for cls in (MaxMean, MoveToFront):
+        assert issubclass(cls, RunArms) and cls.adaptive and "_front" not in vars(cls)
+
+
+def test_one_lookup_of_many_documents_keeps_order_and_repeats_and_lists_the_missing(tmp_path):
+    from trecbench.corpus import open_corpus
+
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "contents": "x"}\n{"id": "b", "contents": "y"}\n')
+    found, missing = open_corpus(tmp_path / "c.jsonl").lookup(["b", "zz", "a", "b"])
+    assert [(d, doc.text) for d, doc in found] == [("b", "y"), ("a", "x"), ("b", "y")] and missing == ["zz"]
+
+
+def test_the_line_readers_share_one_pass_over_non_blank_lines(tmp_path):
+    from trecbench._lines import content_lines
+
+    (tmp_path / "f.txt").write_bytes(b"one\n\n  \n\xff\ntwo\n")
+    lines = list(content_lines(tmp_path / "f.txt"))
+    assert [(line.number, line.text) for line in lines] == [(1, "one"), (4, None), (5, "two")]
+    assert lines[1].error
+
+
+def test_both_drafters_start_from_one_plan():
+    import inspect
+
+    from trecbench.nuggets.draft_extractive import draft_extractive
+    from trecbench.nuggets.draft_llm import draft_with_llm
+
+    for drafter in (draft_extractive, draft_with_llm):
+        source = inspect.getsource(drafter)
+        assert "plan_drafting(" in source and "relevant_by_topic(" not in source, drafter.__name__
+
+
+def test_jobs_are_worked_through_by_a_few_workers_and_none_starts_after_stop():
+    import asyncio
+
+    from trecbench._concurrent import work_through
+
+    started: list[int] = []
+    running = most = 0
+
+    async def handle(item: int) -> None:
+        nonlocal running, most
+        started.append(item)
+        running += 1
+        most = max(most, running)
+        await asyncio.sleep(0)
+        if item == 3:
+            stop.set()
+        running -= 1
+
+    stop = asyncio.Event()
+    asyncio.run(work_through(range(10), handle, workers=2, stop=stop))
+    assert most == 2 and started == [0, 1, 2, 3, 4]  # 4 had started when 3 said stop
+
+
+def test_the_model_loops_share_one_way_to_work_through_jobs():
+    import inspect
+
+    from trecbench.nuggets.draft_llm import draft_with_llm
+    from trecbench.qrels.judges.llm import judge, judge_adaptive
+
+    for loop in (judge, judge_adaptive, draft_with_llm):
+        source = inspect.getsource(loop)
+        assert "work_through(" in source and "asyncio.Queue" not in source, loop.__name__
+
+
+def test_a_call_counts_into_usage_by_one_rule_for_replies_log_rows_and_plans():
+    from trecbench.llm.budget import Estimate
+    from trecbench.llm.records import CallRecord, Completion, Spend, Usage
+
+    spent = {"prompt_tokens": 3, "completion_tokens": 2, "cost": 0.5, "cost_known": False}
+    reply = Completion(text="x", model="m", attempts=2, **spent)
+    row = CallRecord("k", "m", False, attempts=2, **spent)
+    one = Usage(calls=1, attempts=2, prompt_tokens=3, completion_tokens=2, cost=0.5, unpriced=1)
+    assert Usage.of([reply]) == one and row.usage() == one + Usage(failed=1)
+    assert Usage().add(Estimate("k", 3, 2, 0.5, False)) == one + Usage(attempts=-2)  # a plan makes no request yet
+    assert Usage.of([Completion(text="x", model="m", cached=True, **spent)]) == Usage(cached=1)
+    assert issubclass(Completion, Spend) and issubclass(CallRecord, Spend)
+
+
+def test_one_progress_bar_for_the_commands_and_the_baselines():
+    from pathlib import Path
+
+    import trecbench
+
+    root = Path(trecbench.__file__).parent
+    made_here = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if "tqdm(" in p.read_text(encoding="utf-8"))
+    assert made_here == ["_progress.py"]
+
+
+def test_one_layout_for_text_tables():
+    from pathlib import Path
+
+    import trecbench
+
+    root = Path(trecbench.__file__).parent
+    aligning = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if ".ljust(" in p.read_text(encoding="utf-8"))
+    assert aligning == ["evaluation/output.py"]  # evaluation.output.aligned

@@ -4,22 +4,15 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from cli_support import bench_with_a_duplicate
+
 from trecbench.store import Judge, Judgment, Workspace
-from trecbench.store.workspace import save_pool
 
 
 @pytest.fixture
-def bench(tmp_path, cli_run):
-    topics = tmp_path / "topics.tsv"
-    topics.write_text("q1\tfirst question\n")
-    ws_path = tmp_path / "bench"
-    assert cli_run("init", ws_path, "--topics", topics).exit_code == 0
-    ws = Workspace(ws_path)
-    # d2 is a near-duplicate of d1 (its group's representative)
-    pool = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["d1", "d2", "d3"], "priority": [1, 2, 3],
-                         "group": ["d1", "d1", "d3"], "representative": [True, False, True]})
-    save_pool(ws, "p", "depth", {}, pool)
-    return ws_path, ws
+def bench(tmp_path):
+    ws_path = bench_with_a_duplicate(tmp_path, "d1", "d2", "d3")  # d2 is a near-duplicate of d1
+    return ws_path, Workspace(ws_path)
 
 
 def lines(path):

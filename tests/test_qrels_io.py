@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
-from trecbench.cli import cli
+import cli_support
+from cli_support import assert_validate_refuses, run_cli
+
 from trecbench.errors import InputError
 from trecbench.qrels import check_qrels, qrels_stats, read_qrels, validate_qrels, write_qrels
 from trecbench.qrels.trec import _scan_qrels
@@ -18,18 +19,11 @@ GOOD = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 2\n"
 
 
 def write(tmp_path: Path, content: str | bytes, name: str = "qrels.txt") -> Path:
-    path = tmp_path / name
-    path.write_bytes(content.encode() if isinstance(content, str) else content)
-    return path
+    return cli_support.write(tmp_path, content, name)
 
 
 def problems_of(path: Path) -> list[str]:
     return [str(p) for p in validate_qrels(path)]
-
-
-def run_cli(*args: str):
-    # Exceptions propagate: only a clean exit (status 0 or 2 with a message) passes.
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 def data_lines(path: Path) -> int:
@@ -193,12 +187,7 @@ def test_validate_command_prints_a_summary_for_good_qrels(tmp_path):
     ],
 )
 def test_validate_command_reports_bad_qrels_with_exit_status_2(tmp_path, content, message):
-    path = write(tmp_path, content)
-    result = run_cli("qrels", "validate", str(path))
-    assert result.exit_code == 2
-    assert f"{path}{message}" in result.stderr
-    assert result.stdout == ""
-    assert "Traceback" not in result.output
+    assert_validate_refuses("qrels", write(tmp_path, content), message)
 
 
 def test_validate_command_lists_every_problem_of_every_file(tmp_path):
@@ -218,10 +207,7 @@ def test_validate_command_lists_every_problem_of_every_file(tmp_path):
 
 
 def test_validate_command_reports_a_directory_without_traceback(tmp_path):
-    result = run_cli("qrels", "validate", str(tmp_path))
-    assert result.exit_code == 2
-    assert f"{tmp_path}: cannot read: Is a directory" in result.stderr
-    assert "Traceback" not in result.output
+    assert_validate_refuses("qrels", tmp_path, ": cannot read: Is a directory")
 
 
 def test_stats_command_prints_a_table(tmp_path):

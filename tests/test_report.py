@@ -389,3 +389,23 @@ def test_a_run_the_qrels_judge_little_of_is_marked(tmp_path, cli_run):
     result = cli_run("report", "-w", bench, new, "-o", out, "--quiet")
     assert result.exit_code == 0, result.output
     assert "unjudged documents: newrun: mean Judged@10 0.000 &lt; 0.9" in section(out.read_text(), "retrieval")
+
+
+def test_the_report_notes_what_eval_answers_and_eval_evidence_print_about_the_same_scores(tmp_path, cli_run):
+    from trecbench.nuggets.store import NuggetStore
+    from trecbench.report import ReportOptions
+    from trecbench.report.collect import answers_section, evidence_section
+    from trecbench.store import Workspace
+
+    bench = sample_bench(tmp_path)
+    ws = Workspace(bench)
+    NuggetStore(ws).add("T03", "An okay nugget alone", "okay", author="alice")  # T03: no vital nugget
+    answers, contexts = answers_file(tmp_path, bench), contexts_file(tmp_path, bench)
+    with contexts.open("a") as f:  # a topic the evidence does not cover
+        f.write(json.dumps({"run_id": "pipeline", "qid": "T09", "stage": "initial", "docids": ["HB-ONB-01"]}) + "\n")
+    options = ReportOptions(answers=[str(answers)], contexts=[str(contexts)])
+    said = cli_run("eval", "answers", "-w", bench, answers).stderr.splitlines()
+    notes = answers_section(ws, options).notes
+    assert any("T03" in n for n in notes) and set(notes) <= set(said)  # the command also counts unsupported nuggets
+    said = cli_run("eval", "evidence", "-w", bench, "--contexts", contexts).stderr.splitlines()
+    assert any("T09" in line for line in said) and evidence_section(ws, options).notes == said

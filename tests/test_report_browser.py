@@ -4,33 +4,18 @@ Skipped when playwright or /usr/bin/chromium is missing, unless TRECBENCH_REQUIR
 """
 from __future__ import annotations
 
-import pytest
-
 from test_report import answers_file, contexts_file, sample_bench
-from web_support import CHROMIUM, CHROMIUM_ARGS, need_browser
+from web_support import watch
 
 HEADINGS = ["Overview", "Retrieval", "Per-topic scores", "Answer scores", "Evidence funnel", "Pool",
             "Judge agreement", "Model calls and cost"]
 
 
-@pytest.fixture(scope="module")
-def browser():
-    need_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
 def open_offline(browser, path):
     """A page showing `path`; returns (page, problems, requests to anything but the file itself)."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    problems: list[str] = []
+    problems = watch(page)
     outside: list[str] = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
 
     def route(r):
         if r.request.url != path.as_uri():

@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
-from trecbench.cli import cli
+import cli_support
+from cli_support import assert_validate_refuses, run_cli
+
 from trecbench.errors import InputError
 from trecbench.runs import check_run, read_run, trec_order, validate_run, write_run
 from trecbench.runs.trec import _scan_run
@@ -20,18 +21,11 @@ GOOD = "q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\nq2 Q0 d1 1 0.25 sys\n"
 
 
 def write(tmp_path: Path, content: str | bytes, name: str = "run.txt") -> Path:
-    path = tmp_path / name
-    path.write_bytes(content.encode() if isinstance(content, str) else content)
-    return path
+    return cli_support.write(tmp_path, content, name)
 
 
 def problems_of(path: Path) -> list[str]:
     return [str(p) for p in validate_run(path)]
-
-
-def run_cli(*args: str):
-    # Exceptions propagate: only a clean exit (status 0 or 2 with a message) passes.
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -280,12 +274,7 @@ def test_validate_command_prints_a_summary_for_a_good_run(tmp_path):
     ],
 )
 def test_validate_command_reports_bad_runs_with_exit_status_2(tmp_path, content, message):
-    path = write(tmp_path, content)
-    result = run_cli("runs", "validate", str(path))
-    assert result.exit_code == 2
-    assert f"{path}{message}" in result.stderr
-    assert result.stdout == ""
-    assert "Traceback" not in result.output
+    assert_validate_refuses("runs", write(tmp_path, content), message)
 
 
 def test_validate_command_lists_every_problem_of_every_file(tmp_path):

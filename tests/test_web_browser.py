@@ -9,18 +9,7 @@ import re
 import pytest
 
 from trecbench.store.workspace import Workspace
-from web_support import CHROMIUM, CHROMIUM_ARGS, SCRIPT_DOC, human_judgments, live_server, make_bench, need_browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    need_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+from web_support import CHROMIUM, CHROMIUM_ARGS, SCRIPT_DOC, human_judgments, live_server, make_bench, watch
 
 
 @pytest.fixture
@@ -33,15 +22,6 @@ def serve(bench, host="127.0.0.1", **options):
     from trecbench.web.auth import is_loopback
 
     return live_server(create_app(bench, require_token=not is_loopback(host), **options), host)
-
-
-def watch(page) -> list[str]:
-    """Console errors, page errors and dialogs of `page`, collected as they happen."""
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
-    return problems
 
 
 def shown_doc(page) -> str:

@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 from trecbench.nuggets.store import NuggetStore
 from trecbench.store.workspace import Judge, Judgment, Workspace
 from trecbench.web.app import create_app
-from web_support import csrf_of, make_bench
+from web_support import csrf_of, make_nugget_bench
 
 # topic 1: d1, d3, d4 judged relevant, d2 not; topic 2: w1 relevant
 GRADES = [("1", "d1", 2), ("1", "d3", 1), ("1", "d4", 3), ("1", "d2", 0), ("2", "w1", 1)]
@@ -20,15 +20,9 @@ GRADES = [("1", "d1", 2), ("1", "d3", 1), ("1", "d4", 3), ("1", "d2", 0), ("2", 
 
 @pytest.fixture
 def bench(tmp_path):
-    bench = make_bench(tmp_path)
-    ws = Workspace(bench)
-    ws.record_many(Judgment(q, d, g, Judge("human", "judy")) for q, d, g in GRADES)
-    nuggets = NuggetStore(ws)
-    for text, importance in [("Solar panels turn sunlight into electricity", "vital"),
-                             ("Panels are made of silicon", "okay"), ("Storage smooths solar output", "okay")]:
-        nuggets.add("1", text, importance, author="model", origin="llm")
-    ws.close()
-    return bench
+    return make_nugget_bench(tmp_path, GRADES, [("Solar panels turn sunlight into electricity", "vital"),
+                                                ("Panels are made of silicon", "okay"),
+                                                ("Storage smooths solar output", "okay")])
 
 
 def client_for(bench, *, require_token: bool = False) -> TestClient:
@@ -502,3 +496,17 @@ def test_the_relevant_documents_follow_new_judgments_and_corpus_edits(bench, cli
     os.utime(corpus, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
     page = client.get("/nuggets/1").text
     assert "Photovoltaic cells, rewritten." in page and "Indented second paragraph" not in page
+
+
+def test_both_topic_lists_are_one_table_linking_each_topic_to_its_page(bench, client):
+    from pathlib import Path
+
+    import trecbench.web
+
+    templates = Path(trecbench.web.__file__).parent / "templates"
+    for name in ("topics.html", "nuggets_topics.html"):
+        assert 'import topics_table' in (templates / name).read_text(), name
+    judging, nuggets = client.get("/").text, client.get("/nuggets").text
+    for page, link in ((judging, "/topic?qid=2"), (nuggets, "/nuggets/2")):
+        assert "<th>topic</th><th>query</th>" in page
+        assert re.search(rf'<tr data-qid="2">\s*<td><a href="{re.escape(link)}">2</a></td>\s*<td>wind power</td>', page)

@@ -8,44 +8,15 @@ import re
 
 import pytest
 
-from trecbench.store.workspace import Judge, Judgment, Workspace
-from web_support import CHROMIUM, CHROMIUM_ARGS, live_server, make_bench, need_browser
+from web_support import live_server, make_nugget_bench, watch
 
 GRADES = [("1", "d1", 2), ("1", "d3", 1), ("1", "d4", 3), ("1", "d2", 0)]
 
 
-@pytest.fixture(scope="module")
-def browser():
-    need_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
 @pytest.fixture
 def bench(tmp_path):
-    from trecbench.nuggets.store import NuggetStore
-
-    bench = make_bench(tmp_path)
-    ws = Workspace(bench)
-    ws.record_many(Judgment(q, d, g, Judge("human", "judy")) for q, d, g in GRADES)
-    nuggets = NuggetStore(ws)
-    for text in ["Solar panels turn sunlight into electricity", "Panels are made of silicon",
-                 "Panels produce electric power"]:
-        nuggets.add("1", text, "vital", author="model", origin="llm")
-    ws.close()
-    return bench
-
-
-def watch(page) -> list[str]:
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
-    return problems
+    return make_nugget_bench(tmp_path, GRADES, [(text, "vital") for text in [
+        "Solar panels turn sunlight into electricity", "Panels are made of silicon", "Panels produce electric power"]])
 
 
 def groups(text: str) -> list[set[str]]:

@@ -69,6 +69,11 @@ def test_relevant_documents_are_the_qrels_grades_without_reading_the_pool(bench)
     assert sorted(found) == expected == [("d3", 2), ("d4", 1)]
     assert found == [("d3", 2), ("d4", 1)]  # grade descending, then docid
     assert not [s for s in seen if "pool_candidates" in s]
+    # one read of the topic's own successful judgments, the columns the selection needs, as plain rows
+    reads = [s for s in seen if "FROM judgments" in s]
+    assert len(reads) == 1 and reads[0].startswith(
+        "SELECT j.id, j.qid, j.docid, j.grade, j.status, j.propagated_from, g.kind, g.name FROM judgments j")
+    assert "j.qid = '1'" in reads[0] and "j.propagated_from IS NULL" in reads[0]
     assert relevant_by_topic(ws) == {"1": [("d3", 2), ("d4", 1)], "2": [("w1", 2)]}
 
 
@@ -164,3 +169,26 @@ def test_a_relevant_documents_entry_follows_its_grade(bench):
     assert "grade 1" in entry() and "<mark>Solar</mark> panels" in entry()
     ws.record(Judgment("1", "d1", 3, Judge("human", "bob")))  # the newer person's grade is the pair's
     assert "grade 3" in entry() and "grade 1" not in entry()
+
+
+def test_a_topics_relevant_documents_are_chosen_from_the_rows_kept_and_those_added_since(bench):
+    from trecbench.web.common import Bench
+
+    ws = Workspace(bench)
+    served = Bench(ws, require_token=False, double=False, lease_seconds=60)
+    model = Judge("model", "m:p", model="m", prompt_id="p", prompt_hash="h")
+    ws.record_many([Judgment("1", "d1", 2, model), Judgment("1", "d3", 1, Judge("human", "ann"))])
+    assert served.relevant("1") == [("d1", 2), ("d3", 1)]
+    seen = statements(ws)
+    ws.record(Judgment("1", "d1", 0, Judge("human", "bob")))  # a person's grade wins over the model's
+    ws.record(Judgment("1", "d4", None, model, status="failed", error="timeout"))
+    ws.record(Judgment("1", "d2", 3, model))
+    assert served.relevant("1") == [("d2", 3), ("d3", 1)]
+    reads = [s for s in seen if "FROM judgments j" in s and "g.kind" in s]
+    assert len(reads) == 1 and "j.qid = '1'" in reads[0] and re.search(r"j\.id > 2\b", reads[0])
+    assert served.relevant("1") == relevant_by_topic(ws, qid="1")["1"]
+    conn = sqlite3.connect(bench / "bench.sqlite")  # a backup from before the last three, restored
+    conn.execute("DELETE FROM judgments WHERE id > 2")
+    conn.commit()
+    conn.close()
+    assert served.relevant("1") == [("d1", 2), ("d3", 1)]

@@ -13,6 +13,8 @@ from typing import Iterator
 
 import pytest
 
+from needs import missing
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -48,6 +50,22 @@ def make_bench(root: Path, *, pool: bool = True) -> Path:
         add_pool(ws, "p1", POOL)
     ws.close()
     return root / "bench"
+
+
+def make_nugget_bench(root: Path, grades, nuggets) -> Path:
+    """`make_bench` with judy's grades [(qid, docid, grade)] recorded and topic 1's model-drafted
+    nuggets [(text, importance)] in its store."""
+    from trecbench.nuggets.store import NuggetStore
+    from trecbench.store.workspace import Judge, Judgment, Workspace
+
+    bench = make_bench(root)
+    ws = Workspace(bench)
+    ws.record_many(Judgment(q, d, g, Judge("human", "judy")) for q, d, g in grades)
+    store = NuggetStore(ws)
+    for text, importance in nuggets:
+        store.add("1", text, importance, author="model", origin="llm")
+    ws.close()
+    return bench
 
 
 def add_pool(ws, name: str, rows) -> None:
@@ -124,6 +142,25 @@ def need_browser() -> None:
     if problem is None and not os.access(CHROMIUM, os.X_OK):
         problem = f"{CHROMIUM} is missing (apt-get install -y chromium)"
     if problem:
-        if os.environ.get("TRECBENCH_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"browser tests required (TRECBENCH_REQUIRE_BROWSER=1) but {problem}")
-        pytest.skip(f"browser tests skipped: {problem}")
+        missing(f"browser tests: {problem}", "TRECBENCH_REQUIRE_BROWSER")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium driven by playwright, one per test module (see `need_browser` when it is missing)."""
+    need_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def watch(page) -> list[str]:
+    """Console errors, page errors and dialogs of `page`, collected as they happen (a dialog is dismissed)."""
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
+    return problems

@@ -14,7 +14,7 @@ Files (each reader raises InputError listing every problem as `path:line: what i
 
 Scoring retrieval (identical to trec_eval 9.0.8 or 10.0)
     evaluate, score_runs                             runs x measures (ir-measures or trec_eval names)
-    compare_runs                                     paired significance tests against a baseline
+    compare_runs, write_comparisons                  paired significance tests against a baseline, printed
     bm25_run                                         a BM25 baseline run (bm25s or pyserini)
 
 Pooling
@@ -41,6 +41,7 @@ Nuggets
 
 Scoring answers, evidence and contexts
     evaluate_answers, score_assignments              V_strict, V, A_strict, A, W_strict, W
+    score_answers                                    answer files or assignments scored (`eval answers`)
     read_assignment_files, write_assignments         nugget assignments (ours, AutoNuggetizer's, NIST's)
     evaluate_evidence, evidence_from_nuggets         EvidenceRecall@k, CompleteEvidence@k, the funnel
     evaluate_context_recall, read_contexts           context recall by ids, strings or a model
@@ -55,8 +56,9 @@ Reports and releases
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from trecbench._lazy import attribute
 
 __version__ = "0.1.0"
 
@@ -85,6 +87,7 @@ _EXPORTS = {
     "write_nuggets": "trecbench.nuggets.io",
     "read_answers": "trecbench.answers",
     "evaluate_answers": "trecbench.evaluation.answers",
+    "score_answers": "trecbench.evaluation.answers",
     "evaluate_evidence": "trecbench.evaluation.evidence",
     "evidence_from_nuggets": "trecbench.evaluation.evidence",
     "NuggetStore": "trecbench.nuggets.store",
@@ -102,6 +105,7 @@ _EXPORTS = {
     "read_contexts": "trecbench.evaluation.contexts",
     "duplicate_groups": "trecbench.evaluation.duplicates",
     "compare_runs": "trecbench.evaluation.significance",
+    "write_comparisons": "trecbench.evaluation.significance",
     "agreement": "trecbench.qrels.agreement",
     "judge_pool": "trecbench.qrels.judges.run",
     "ModelConfig": "trecbench.llm",
@@ -122,9 +126,7 @@ __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'trecbench' has no attribute {name!r}")
+    return attribute(__name__, _EXPORTS, name)
 
 
 def __dir__() -> list[str]:

@@ -49,6 +49,11 @@ def iter_lines(path: Path) -> Iterator[Line]:
             offset += len(raw)
 
 
+def content_lines(path: Path) -> Iterator[Line]:
+    """`iter_lines` without the blank lines (a line that cannot be decoded is kept: its `error` says why)."""
+    return (line for line in iter_lines(path) if line.text is None or line.text.strip())
+
+
 def read_line_at(path: Path, offset: int) -> str:
     """Return the decoded line that starts at byte `offset` of `path`."""
     with open_bytes(path) as f:
@@ -102,11 +107,9 @@ def iter_json_objects(path: "Path | str") -> Iterator[tuple[int, "dict | None", 
     if not path.is_file():
         yield 0, None, "no such file"
         return
-    for line in iter_lines(path):
+    for line in content_lines(path):
         if line.text is None:
             yield line.number, None, line.error
-            continue
-        if not line.text.strip():
             continue
         try:
             record = json.loads(line.text)

@@ -9,11 +9,11 @@ from abc import ABC, abstractmethod
 from array import array
 from bisect import bisect_left
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterable, Iterator, NamedTuple
 
 import numpy as np
 
-from trecbench._lines import decode, iter_lines, looks_like_jsonl, read_line_at, record_id
+from trecbench._lines import content_lines, decode, looks_like_jsonl, read_line_at, record_id
 from trecbench.errors import InputError, Problem
 
 ID_KEYS = ("id", "docid", "_id", "doc_id")
@@ -54,6 +54,17 @@ class Corpus(ABC):
         if doc is None:
             raise KeyError(docid)
         return doc
+
+    def lookup(self, docids: Iterable[str]) -> tuple[list[tuple[str, Document]], list[str]]:
+        """[(docid, document)] for the ids the corpus has, in the given order, and the docids it does not have."""
+        found, missing = [], []
+        for docid in docids:
+            doc = self.get(docid)
+            if doc is None:
+                missing.append(docid)
+            else:
+                found.append((docid, doc))
+        return found, missing
 
     def text(self, docid: str) -> str | None:
         """The text of the document with this id (title not included), or None if there is none."""
@@ -223,8 +234,8 @@ class FileCorpus(Corpus):
         return len(self.index)
 
     def __iter__(self) -> Iterator[Document]:
-        for line in iter_lines(self.path):
-            if line.text and line.text.strip():
+        for line in content_lines(self.path):
+            if line.text:
                 doc, _ = _parse(self.layout, line.text)
                 if doc is not None:
                     yield doc
@@ -270,11 +281,9 @@ def _scan(path: Path) -> tuple[str, OffsetIndex]:
     layout = JSONL if looks_like_jsonl(path) else ""
     hashes, offsets, numbers = array("Q"), array("Q"), array("Q")
     problems: list[Problem] = []
-    for line in iter_lines(path):
+    for line in content_lines(path):
         if line.text is None:
             problems.append(Problem(where, line.number, line.error))
-            continue
-        if not line.text.strip():
             continue
         if not layout:  # the first TSV line fixes the number of columns
             layout = TSV_TITLE if line.text.count("\t") == 2 else TSV

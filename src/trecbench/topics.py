@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from trecbench._lines import iter_json_objects, iter_lines, looks_like_jsonl, record_id
+from trecbench._lines import content_lines, iter_json_objects, looks_like_jsonl, record_id
 from trecbench.errors import InputError, Problem, checked
 
 ID_KEYS = ("qid", "query_id", "id", "topic_id")
@@ -67,11 +67,9 @@ def _collect(where: str, parsed: Iterable[tuple[int, Topic | None, str]]) -> lis
 
 
 def _parse_tsv(path: Path) -> Iterator[tuple[int, Topic | None, str]]:
-    for line in iter_lines(path):
+    for line in content_lines(path):
         if line.text is None:
             yield line.number, None, line.error
-            continue
-        if not line.text.strip():
             continue
         qid, tab, text = line.text.partition("\t")
         qid, text = qid.strip(), text.strip()

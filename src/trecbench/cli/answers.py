@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from trecbench.cli.common import exit_with, report_problems
+from trecbench.cli.common import validate_files
 
 
 @click.group()
@@ -47,15 +47,12 @@ def validate(files: tuple[str, ...], topics_path: str | None, max_words: int, no
         from trecbench.topics import read_topics
 
         topics = {t.qid: t.text for t in read_topics(topics_path)}
-    status = 0
-    for path in files:
-        found, problems = check_answers(path, topics=topics, max_words=None if no_word_limit else max_words,
-                                        max_references=max_references)
-        if problems:
-            status = report_problems(problems) or status
-            continue
-        runs = sorted({a.run_id for a in found})
-        formats = sorted({a.format for a in found})
-        click.echo(f"{path}: ok, {len(found)} answer{'s' * (len(found) != 1)}, run {', '.join(runs)}, "
-                   f"format {', '.join(formats)}")
-    exit_with(status)
+    def check(path: str) -> tuple:
+        return check_answers(path, topics=topics, max_words=None if no_word_limit else max_words,
+                             max_references=max_references)
+
+    def summary(found) -> str:
+        return (f"{len(found)} answer{'s' * (len(found) != 1)}, run {', '.join(sorted({a.run_id for a in found}))}, "
+                f"format {', '.join(sorted({a.format for a in found}))}")
+
+    validate_files(files, check, summary)

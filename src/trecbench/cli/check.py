@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from trecbench.cli.workspace import workspace_option
+from trecbench.cli.common import workspace_option
 
 
 @click.command("check")

@@ -21,17 +21,53 @@ def report_problems(problems: Iterable[Problem]) -> int:
     return 2 if n else 0
 
 
-def exit_with(status: int) -> None:
+def validate_files(files: Iterable[str], check: Callable[[str], tuple], summary: Callable[[object], str]) -> None:
+    """The `validate` commands: `check(path)` gives (what was read, problems) for each file; a good file gets
+    `path: ok, <summary>` on stdout, a bad one its problems on stderr, and the exit status is 2 if any was bad."""
+    status = 0
+    for path in files:
+        found, problems = check(path)
+        if problems:
+            status = report_problems(problems)
+            continue
+        click.echo(f"{path}: ok, {summary(found)}")
     if status:
         sys.exit(status)
 
 
-def format_option(*choices: str) -> Callable:
+def format_option(*choices: str, help: str = "Output format.") -> Callable:
     """`--format` / `-f` choosing how a table is printed; the first choice is the default."""
     return click.option(
-        "--format", "-f", "fmt", type=click.Choice(list(choices)), default=choices[0], show_default=True,
-        help="Output format.",
+        "--format", "-f", "fmt", type=click.Choice(list(choices)), default=choices[0], show_default=True, help=help,
     )
+
+
+def output_option(help: str = "Write to this file.", **kwargs) -> Callable:
+    """`-o` / `--output`: the file a command writes (standard output without it), opened by `trecbench.outputs`."""
+    kwargs.setdefault("type", click.Path(dir_okay=False))
+    return click.option("-o", "--output", default=None, help=help, **kwargs)
+
+
+def workspace_option(f: Callable) -> Callable:
+    """`-w` / `--workspace` (required): the bench workspace a command works on."""
+    return click.option("-w", "--workspace", "workspace", required=True, type=click.Path(file_okay=False),
+                        help="The bench workspace folder (made by `trecbench init`).")(f)
+
+
+def per_topic_option(help: str = "Also print per-topic scores.") -> Callable:
+    """`-q` / `--per-topic`: a row per topic besides each run's mean (trec_eval's -q)."""
+    return click.option("-q", "--per-topic", is_flag=True, help=help)
+
+
+def missing_topics_option(help: str) -> Callable:
+    """`--missing-topics zero|skip`: whether a topic a run lacks scores 0 or is left out (trec_eval -c or not)."""
+    return click.option("--missing-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
+                        help=help)
+
+
+def quiet_option(help: str = "No progress bar.") -> Callable:
+    """`--quiet`: no progress bar (and, where said, less)."""
+    return click.option("--quiet", is_flag=True, help=help)
 
 
 def print_table(frame: "pd.DataFrame", fmt: str = "table") -> None:

@@ -30,14 +30,9 @@ def get(source: str, docids: tuple[str, ...]) -> None:
     """
     from trecbench.corpus import open_corpus
 
-    docs = open_corpus(source)
-    missing = []
-    for docid in docids:
-        doc = docs.get(docid)
-        if doc is None:
-            missing.append(docid)
-        else:
-            click.echo(json.dumps(doc._asdict(), ensure_ascii=False))
+    found, missing = open_corpus(source).lookup(docids)
+    for _, doc in found:
+        click.echo(json.dumps(doc._asdict(), ensure_ascii=False))
     if missing:
         click.echo(f"not found in {source}: {' '.join(missing)}", err=True)
         sys.exit(1)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import click
 
-from trecbench.cli.common import RegistryChoice, assigner_names, duplicates_option
+from trecbench.cli.common import (RegistryChoice, assigner_names, duplicates_option, format_option, missing_topics_option,
+                                  output_option, per_topic_option)
 from trecbench.cli.model_options import model_errors, model_options
 
 
@@ -33,17 +34,15 @@ from trecbench.cli.model_options import model_errors, model_options
               help="string: similarity above which a nugget is partially supported.")
 @click.option("--batch-size", type=click.IntRange(1, 10), default=10, show_default=True,
               help="llm: nuggets judged per call (at most 10).")
-@click.option("-q", "--per-topic", is_flag=True, help="Also print per-topic scores.")
-@click.option("--missing-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
-              help="zero: a topic (of --nuggets, else of the assignments) that a run did not answer scores 0; "
-                   "skip: leave it out.")
+@per_topic_option()
+@missing_topics_option("zero: a topic (of --nuggets, else of the assignments) that a run did not answer scores 0; "
+                      "skip: leave it out.")
 @click.option("--rules", type=click.Choice(["trecbench", "nuggetizer"]), default="trecbench", show_default=True,
               help="trecbench: topics without vital nuggets have no V score, failed assignments are not scored "
                    "(exit 1); nuggetizer: castorini/nuggetizer's calculate_nugget_scores (0 where there is no "
                    "vital nugget or no nugget, failed and non-exact labels 0).")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
-              help="Output format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
+@format_option("table", "csv", "json")
+@output_option()
 def answers(answer_files, nuggets_path, workspace, duplicates, assigner, model_opts, cache_path, assignment_files,
             save_assignments, threshold, partial_threshold, batch_size, per_topic, missing_topics, rules, fmt,
             output) -> None:
@@ -67,77 +66,33 @@ def answers(answer_files, nuggets_path, workspace, duplicates, assigner, model_o
       trecbench eval answers -w mybench run1.jsonl --assigner llm --model openai/gpt-4o-mini
     """
     from trecbench.evaluation import topic_scores as ts
-    from trecbench.evaluation.answers import evaluate_answers, score_assignments
-    from trecbench.evaluation.assign import read_assignment_files, write_assignments
+    from trecbench.evaluation.answers import score_answers
+    from trecbench.evaluation.assign import write_assignments
 
-    nuggets = None
-    if nuggets_path:
-        from trecbench.nuggets.io import read_nuggets
+    if assignment_files and answer_files:
+        raise click.UsageError("give either ANSWER_FILES (to assign) or --assignments (already assigned)")
+    if not assignment_files and not (nuggets_path or workspace):
+        raise click.UsageError("--nuggets is required to assign (or give --assignments)")
+    if not assignment_files and not answer_files:
+        raise click.UsageError("give ANSWER_FILES to score (or --assignments)")
+    options = {} if assignment_files else _assigner_options(assigner, model_opts.model, threshold, partial_threshold,
+                                                             batch_size)
+    with model_errors():
+        if "model" in options:
+            from trecbench.store import Workspace
 
-        nuggets = {t.qid: t for t in read_nuggets(nuggets_path)}
-    elif workspace:
-        from trecbench.nuggets.store import workspace_nuggets
-
-        nuggets = {t.qid: t for t in workspace_nuggets(workspace)}
-    if workspace and cache_path == "trecbench-llm-cache.sqlite":
-        from trecbench.store import Workspace
-
-        cache_path = str(Workspace(workspace).cache_path)
-    if assignment_files:
-        if answer_files:
-            raise click.UsageError("give either ANSWER_FILES (to assign) or --assignments (already assigned)")
-        scores = score_assignments(read_assignment_files(assignment_files), nuggets=nuggets,
-                                   missing_topics=missing_topics, rules=rules)
-    else:
-        if nuggets is None:
-            raise click.UsageError("--nuggets is required to assign (or give --assignments)")
-        if not answer_files:
-            raise click.UsageError("give ANSWER_FILES to score (or --assignments)")
-        options = _assigner_options(assigner, model_opts.model, threshold, partial_threshold, batch_size)
-        unsupported = sum(not n.support for t in nuggets.values() for n in t.nuggets)
-        if assigner == "citation" and unsupported:
-            click.echo(f"{unsupported} nugget(s) have no supporting documents: the citation assigner can give them "
-                       "at most partial_support (by their wording)", err=True)
-        if assigner == "citation" and workspace and duplicates == "same":
-            from trecbench.evaluation.duplicates import duplicate_groups
-
-            options["duplicates"] = duplicate_groups(workspace)
-        with model_errors():
-            if assigner == "llm":
-                options["model"] = model_opts.client(cache=cache_path)
-            scores, _ = evaluate_answers(list(nuggets.values()), list(answer_files), assigner=assigner,
-                                         missing_topics=missing_topics, rules=rules, **options)
+            if workspace and cache_path == "trecbench-llm-cache.sqlite":
+                cache_path = str(Workspace(workspace).cache_path)
+            options["model"] = model_opts.client(cache=cache_path)
+        scores = score_answers(answer_files, nuggets=nuggets_path, workspace=workspace, assignments=assignment_files,
+                               assigner=assigner, duplicates=duplicates, missing_topics=missing_topics, rules=rules,
+                               **options)
     if save_assignments:
         write_assignments(scores.assignments, save_assignments)
     ts.emit(scores.frame, output, fmt, topics=per_topic, notes=scores.notes())
-    _report(scores, missing_topics)
-
-
-def _report(scores, missing_topics: str) -> None:
-    from trecbench.evaluation import topic_scores as ts
-
-    nuggetizer = scores.rules == "nuggetizer"
-    if scores.no_vital:
-        what = "scored 0 on V_strict and V" if nuggetizer else "left out of V_strict and V"
-        click.echo(f"{len(scores.no_vital)} topic(s) have no vital nuggets, {what}: {ts.some(scores.no_vital)}",
-                   err=True)
-    if scores.no_nuggets:
-        what = "scored 0" if nuggetizer else "no score"
-        click.echo(f"{len(scores.no_nuggets)} topic(s) have no nuggets, {what}: {ts.some(scores.no_nuggets)}",
-                   err=True)
-    for run, qids in scores.missing.items():
-        if qids:
-            what = "scored 0" if missing_topics == "zero" else "left out"
-            click.echo(f"{run}: {len(qids)} topic(s) with nuggets not answered, {what}: {ts.some(qids)}", err=True)
-    for run, qids in scores.unjudged.items():
-        if qids:
-            click.echo(f"{run}: {len(qids)} answered topic(s) have no nuggets, not scored: {ts.some(qids)}", err=True)
-    for run, qid, error in scores.incomplete:
-        what = "its failed labels scored 0 (nuggetizer rules)" if nuggetizer else "not scored"
-        click.echo(f"{run}: topic {qid} is incomplete and {what}: {error}", err=True)
-    if scores.incomplete and not nuggetizer:
-        # scored topics are printed above; the exit status tells scripts that some could not be
-        click.echo(f"{len(scores.incomplete)} (run, topic) assignment(s) failed; run again to retry them", err=True)
+    for message in scores.messages():
+        click.echo(message, err=True)
+    if scores.failed:  # the scored topics are printed; the exit status tells scripts that some could not be
         raise SystemExit(1)
 
 

@@ -1,11 +1,12 @@
 """`trecbench eval compare`: significance of differences from a baseline; a regression gate for CI."""
 from __future__ import annotations
 
-import json
 import math
 import sys
 
 import click
+
+from trecbench.cli.common import format_option, output_option, per_topic_option
 
 
 @click.command("compare")
@@ -30,14 +31,13 @@ import click
 @click.option("--max-drop", "max_drops", multiple=True, metavar="MEASURE=DROP",
               help="Fail (exit 1) when a run's mean is below the baseline's by more than DROP and the "
                    "difference is significant. Repeatable.")
-@click.option("-q", "--per-topic", is_flag=True, help="Also list the topics that got better and worse.")
+@per_topic_option("Also list the topics that got better and worse.")
 @click.option("--judged-k", type=click.IntRange(min=1), default=10, show_default=True,
               help="With --qrels: depth of the Judged@k check of each run.")
 @click.option("--judged-threshold", type=click.FloatRange(0, 1), default=0.9, show_default=True,
               help="With --qrels: warn when a run's mean Judged@k is below this (0 turns the check off).")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
-              help="Output format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
+@format_option("table", "csv", "json")
+@output_option()
 def compare(baseline, runs, qrels_path, score_paths, measures, test, alpha, iterations, seed, max_drops, per_topic,
             judged_k, judged_threshold, fmt, output) -> None:
     """Compare RUNS with --baseline topic by topic: paired t-test, paired randomisation test, Holm
@@ -53,7 +53,7 @@ def compare(baseline, runs, qrels_path, score_paths, measures, test, alpha, iter
       trecbench eval compare --qrels qrels.txt --baseline main.txt branch.txt --max-drop nDCG@10=0.01
       trecbench eval compare --scores answers.csv --baseline rag-v1 rag-v2 -m V_strict
     """
-    from trecbench.evaluation.significance import compare_runs, comparisons_frame
+    from trecbench.evaluation.significance import compare_runs, write_comparisons
 
     drops = _parse_drops(max_drops)
     measures = list(measures) or list(drops)
@@ -82,7 +82,7 @@ def compare(baseline, runs, qrels_path, score_paths, measures, test, alpha, iter
     from trecbench.outputs import open_output
 
     with open_output(output) as stream:
-        _write(results, comparisons_frame(results), stream, fmt, per_topic, base_name)
+        write_comparisons(results, stream, fmt, per_topic=per_topic, baseline=base_name)
     failed = [c for c in results if c.regression]
     for c in failed:
         p = c.p_randomisation_holm if test == "randomisation" else c.p_t_holm
@@ -135,38 +135,3 @@ def _read_scores(paths):
 
     frames = [read_scores(p) for p in paths]
     return pd.concat(frames, axis=0) if len(frames) > 1 else frames[0]
-
-
-def _num(value: float, digits: int = 4) -> str:
-    return "-" if value != value else f"{value:.{digits}f}"
-
-
-def _write(results, frame, stream, fmt: str, per_topic: bool, baseline: str) -> None:
-    if fmt == "csv":
-        stream.write(frame.to_csv(index=False))
-        return
-    if fmt == "json":
-        doc = {"baseline": baseline, "comparisons": [
-            {**{k: (None if isinstance(v, float) and v != v else v) for k, v in c.row().items()},
-             "better": c.better, "worse": c.worse, "allowed_drop": c.allowed_drop} for c in results]}
-        json.dump(doc, stream, indent=2)
-        stream.write("\n")
-        return
-    header = ["run", "measure", "topics", "baseline", "mean", "diff", "95% CI", "p t", "p t Holm", "p rand",
-              "p rand Holm", "better", "worse", ""]
-    rows = []
-    for c in results:
-        rows.append([c.run, c.measure, str(c.topics), _num(c.baseline_mean), _num(c.run_mean),
-                     f"{c.difference:+.4f}" if c.difference == c.difference else "-",
-                     f"[{_num(c.ci_low)}, {_num(c.ci_high)}]", _num(c.p_t), _num(c.p_t_holm),
-                     _num(c.p_randomisation), _num(c.p_randomisation_holm), str(len(c.better)), str(len(c.worse)),
-                     "REGRESSION" if c.regression else ""])
-    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
-    stream.write(f"baseline: {baseline}\n")
-    for row in [header] + rows:
-        stream.write("  ".join(x.ljust(w) if i < 2 else x.rjust(w) for i, (x, w) in enumerate(zip(row, widths)))
-                     .rstrip() + "\n")
-    if per_topic:
-        for c in results:
-            stream.write(f"\n{c.run} {c.measure}: better on {len(c.better)}: {' '.join(c.better) or '-'}\n")
-            stream.write(f"{c.run} {c.measure}: worse on {len(c.worse)}: {' '.join(c.worse) or '-'}\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from trecbench.cli.model_options import model_errors, model_options
-from trecbench.cli.common import duplicates_option
+from trecbench.cli.common import duplicates_option, format_option, output_option, per_topic_option
 
 
 @click.command("context-recall")
@@ -34,10 +34,9 @@ from trecbench.cli.common import duplicates_option
 @click.option("--scale", type=float, default=1.0, show_default=True, help="llm: multiply the score by this.")
 @click.option("--missing", type=click.Choice(["nan", "zero"]), default="nan", show_default=True,
               help="A topic without a reference: nan (left out of the mean, with the reason) or zero (Mastra).")
-@click.option("-q", "--per-topic", is_flag=True, help="Also print per-topic scores.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
-              help="Output format (json includes reasons and per-reference details).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
+@per_topic_option()
+@format_option("table", "csv", "json", help="Output format (json includes reasons and per-reference details).")
+@output_option()
 def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level, k, workspace, duplicates, threshold,
                    window, corpus_path, model_opts, cache_path, scale, missing, per_topic, fmt, output) -> None:
     """How much of each topic's reference the retrieved contexts contain (one context set per topic).
@@ -83,13 +82,7 @@ def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level,
         if judge is not None:
             judge.close()
     ts.emit(scores.frame, output, fmt, topics=per_topic, notes=scores.notes())
-    reasons: dict[tuple[str, str], list[str]] = {}
-    for (run, qid), why in scores.reasons.items():
-        value = scores.frame.loc[(run, qid)].iloc[0]
-        what = "no score" if value != value else f"scored {value:g}"  # what the table holds, NaN or not
-        reasons.setdefault((what, why), []).append(f"{run}:{qid}" if len(contexts_paths) > 1 else qid)
-    for (what, why), where in reasons.items():
-        click.echo(f"{len(where)} topic(s), {what}: {why}: {ts.some(where)}", err=True)
+    for message in scores.messages():
+        click.echo(message, err=True)
     if scores.incomplete:
-        click.echo(f"{len(scores.incomplete)} (run, topic) model call(s) failed; run again to retry them", err=True)
         raise SystemExit(1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from trecbench.cli.common import duplicates_option
+from trecbench.cli.common import duplicates_option, format_option, missing_topics_option, output_option, per_topic_option
 
 
 @click.command("evidence")
@@ -27,12 +27,10 @@ from trecbench.cli.common import duplicates_option
               help="A topic without an entry in --permissions: allow (sees everything) or deny (sees nothing).")
 @duplicates_option
 @click.option("--funnel", is_flag=True, help="Also print, per stage, the items present and lost (per item with -q).")
-@click.option("-q", "--per-topic", is_flag=True, help="Also print per-topic scores.")
-@click.option("--missing-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
-              help="zero: an evidence topic absent from the contexts scores 0; skip: leave it out.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
-              help="Output format (json includes the funnel and what permissions dropped).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
+@per_topic_option()
+@missing_topics_option("zero: an evidence topic absent from the contexts scores 0; skip: leave it out.")
+@format_option("table", "csv", "json", help="Output format (json includes the funnel and what permissions dropped).")
+@output_option()
 def evidence(evidence_path, nuggets_path, workspace, contexts_paths, k, stages, permissions_path, permissions_default,
              duplicates, funnel, per_topic, missing_topics, fmt, output) -> None:
     """Did retrieval bring back the evidence answers need, and which stage lost it?
@@ -88,7 +86,8 @@ def evidence(evidence_path, nuggets_path, workspace, contexts_paths, k, stages, 
 
         with open_output(output, append=True) as stream:
             _print_funnel(scores, stream, per_item=per_topic)
-    _report(scores, missing_topics)
+    for message in scores.messages(missing_topics):
+        click.echo(message, err=True)
 
 
 def _print_funnel(scores, stream, *, per_item: bool) -> None:
@@ -103,33 +102,3 @@ def _print_funnel(scores, stream, *, per_item: bool) -> None:
         rows = [{"run": f.run, "topic": f.qid, "item": f.item, "last_stage": f.last_stage or "-",
                  "lost_at": f.lost_at or "-"} for f in scores.funnel]
         stream.write("\n" + pd.DataFrame(rows).to_string(index=False) + "\n")
-
-
-def _report(scores, missing_topics: str) -> None:
-    from trecbench.evaluation.topic_scores import some
-
-    for warning in scores.warnings:
-        click.echo(warning, err=True)
-    if scores.unsupported:
-        click.echo(f"{len(scores.unsupported)} nugget(s) not required, no evidence (no supporting documents): "
-                   f"{some(f'{q}:{i}' for q, i in scores.unsupported)}", err=True)
-    if scores.duplicates:
-        click.echo(f"{scores.duplicates} retrieved document(s) in the top k scored as their duplicate group's "
-                   "representative (--duplicates distinct to count them apart)", err=True)
-    if scores.no_evidence:
-        click.echo(f"{len(scores.no_evidence)} topic(s) have no required evidence, left out of the means: "
-                   f"{some(scores.no_evidence)}", err=True)
-    for d in scores.dropped:
-        what = "no longer required" if d.item_dropped else "its other alternatives still count"
-        click.echo(f"topic {d.qid}, item {d.item}: not permitted to see {' '.join(d.sources)}; {what}", err=True)
-    for run, leaks in scores.leaks.items():
-        if leaks:
-            shown = some(f"{q}:{d}" for q, d in leaks)
-            click.echo(f"{run}: {len(leaks)} retrieved document(s) the topic may not see: {shown}", err=True)
-    for run, qids in scores.missing.items():
-        if qids:
-            what = "scored 0" if missing_topics == "zero" else "left out"
-            click.echo(f"{run}: {len(qids)} evidence topic(s) not in the contexts, {what}: {some(qids)}", err=True)
-    for run, qids in scores.unjudged.items():
-        if qids:
-            click.echo(f"{run}: {len(qids)} topic(s) without evidence, not scored: {some(qids)}", err=True)

@@ -6,8 +6,8 @@ import sys
 
 import click
 
-
 from trecbench.cli import LazyGroup
+from trecbench.cli.common import format_option, missing_topics_option, output_option, per_topic_option, quiet_option
 
 # eval subcommands kept in their own modules (imported only when used)
 EVAL_COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -42,10 +42,9 @@ def eval_group() -> None:
               help="Lowest grade counted as relevant (trec_eval -l).")
 @click.option("-M", "--depth", type=click.IntRange(min=1), default=None,
               help="Evaluate only the top N documents of each topic (trec_eval -M).")
-@click.option("-q", "--per-topic", is_flag=True, help="Also print per-topic values (trec_eval -q).")
-@click.option("--missing-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
-              help="zero: qrels topics absent from a run score 0 and count in means (trec_eval -c); "
-                   "skip: average over the topics the run has.")
+@per_topic_option("Also print per-topic values (trec_eval -q).")
+@missing_topics_option("zero: qrels topics absent from a run score 0 and count in means (trec_eval -c); "
+                       "skip: average over the topics the run has.")
 @click.option("--trec-eval-version", type=click.Choice(["9", "10"]), default="9", show_default=True,
               help="9: numbers of trec_eval 9.0.8 / pytrec_eval / ir-measures (float scores); "
                    "10: trec_eval 10.0 (double scores, lround recall cut-offs, rbp/unj measures).")
@@ -55,11 +54,9 @@ def eval_group() -> None:
               help="Depth of the Judged@k check (warn about runs the qrels judge little of).")
 @click.option("--judged-threshold", type=click.FloatRange(0, 1), default=0.9, show_default=True,
               help="Warn when a run's mean Judged@k is below this (0 turns the check off).")
-@click.option("--format", "-f", "fmt", type=click.Choice(["table", "trec_eval", "csv", "json"]), default="table",
-              show_default=True, help="Output format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write to this file instead of standard output.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@format_option("table", "trec_eval", "csv", "json")
+@output_option("Write to this file instead of standard output.", type=click.Path(dir_okay=False, writable=True))
+@quiet_option()
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Runs scored at the same time. Default: one per core (at most 8).")
 @click.option("--against", type=click.Path(dir_okay=False), default=None,
@@ -81,13 +78,13 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
     """
     # Scoring uses no BLAS; starting OpenBLAS's threads costs more CPU than scoring a small run.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from trecbench._progress import progress_bar
     from trecbench.evaluation import output as out
     from trecbench.evaluation.names import MeasureError
     from trecbench.evaluation.retrieval import DEFAULT_MEASURES, low_judged, score_runs
     from trecbench.outputs import check_writable, open_output
 
     check_writable(output)
-
     version = int(trec_eval_version)
     if not measures:
         measures = ("official",) if fmt == "trec_eval" or against else DEFAULT_MEASURES
@@ -96,51 +93,23 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
     if [qrels_path, *runs].count("-") > 1:
         raise click.UsageError("standard input (-) can be read once: give it for the qrels or for one run")
     notes: list[str] = []
-    bar = None
-    if not quiet and len(runs) > 1:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(runs), unit="run", file=sys.stderr, delay=1.0, desc="scoring")
-    try:
-        results = score_runs(qrels_path, list(runs), measures, rel_level=rel_level, depth=depth,
-                             missing_topics=missing_topics, trec_eval_version=version, judged_only=judged_only,
-                             on_run_done=(lambda: bar.update(1)) if bar is not None else None, notes=notes,
-                             judged_k=judged_k if judged_threshold > 0 else None, threads=threads)
-    except MeasureError as e:
-        raise click.BadParameter(str(e), param_hint="'-m'") from None
-    finally:
-        if bar is not None:
-            bar.close()
-    for note in notes:
-        click.echo(f"warning: {note}", err=True)
-    for warning in low_judged(results, judged_threshold):
+    with progress_bar(not quiet and len(runs) > 1, total=len(runs), unit="run", delay=1.0, desc="scoring") as bar:
+        try:
+            results = score_runs(qrels_path, list(runs), measures, rel_level=rel_level, depth=depth,
+                                 missing_topics=missing_topics, trec_eval_version=version, judged_only=judged_only,
+                                 on_run_done=lambda: bar.update(1), notes=notes,
+                                 judged_k=judged_k if judged_threshold > 0 else None, threads=threads)
+        except MeasureError as e:
+            raise click.BadParameter(str(e), param_hint="'-m'") from None
+    for warning in [*notes, *low_judged(results, judged_threshold)]:
         click.echo(f"warning: {warning}", err=True)
     if against:
         _against(results[0], against, version)
         return
     with open_output(output) as stream:
-        if fmt == "trec_eval":
-            for res in results:
-                stream.write("".join(line + "\n" for line in out.trec_eval_lines(res, per_topic=per_topic,
-                                                                                 version=version)))
-        elif fmt == "table":
-            stream.write("\n".join(out.table_lines(results, per_topic=per_topic)) + "\n")
-        elif fmt == "csv":
-            out.write_csv(results, stream, per_topic=per_topic)
-        else:
-            out.write_json(results, stream, per_topic=per_topic)
-    for res in results:
-        name = res.shown
-        if res.missing:
-            click.echo(f"{name}: {len(res.missing)} qrels topic(s) not in the run, scored 0: {_some(res.missing)}",
-                       err=True)
-        if res.unjudged:
-            click.echo(f"{name}: {len(res.unjudged)} run topic(s) not in the qrels, not scored: "
-                       f"{_some(res.unjudged)}", err=True)
-
-
-def _some(items: list[str], limit: int = 10) -> str:
-    return " ".join(items[:limit]) + (" ..." if len(items) > limit else "")
+        out.write_results(results, stream, fmt, per_topic=per_topic, version=version)
+    for note in out.coverage_notes(results):
+        click.echo(note, err=True)
 
 
 def _against(res, path: str, version: int) -> None:

@@ -119,9 +119,9 @@ def _describe_batches(b) -> str:
     """What happened to the provider batches in this run (`trecbench.qrels.judges.batch.BatchReport`)."""
     lines = [f"batch {bid} collected: {n} replies read, {dollars(cost)} at the batch price" for bid, n, cost in b.collected]
     lines += [f"batch {bid} found again (its id had not been saved)" for bid in b.found_again]
+    lines += [f"unreadable result line {where}" for where in b.unreadable]
     lines += [f"batch {bid} is {status} ({done} of {total} done)" for bid, status, done, total in b.waiting]
-    if b.submitted:
-        lines.append(f"batch {b.submitted[0]} submitted: {b.submitted[1]} requests")
+    lines += [f"batch {bid} submitted: {n} requests" for bid, n in b.submitted]
     if b.waiting_docs:
         lines.append(f"{b.waiting_docs} documents wait for a batch: run the same command again to collect it")
     return "\n".join(lines) if lines else "no provider batch to collect or submit"

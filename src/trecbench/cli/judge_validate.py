@@ -5,9 +5,11 @@ import json
 
 import click
 
+from trecbench.cli.common import format_option, workspace_option
+
 
 @click.command("validate")
-@click.option("-w", "--workspace", required=True, type=click.Path(file_okay=False), help="Bench workspace.")
+@workspace_option
 @click.option("--sample", "draw", is_flag=True, help="Draw the sample (a pool of its own) instead of comparing.")
 @click.option("--size", type=click.IntRange(1), default=None, help="With --sample: pairs to draw.")
 @click.option("--width", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
@@ -22,7 +24,7 @@ import click
 @click.option("--bootstrap", default=1000, show_default=True, type=click.IntRange(10, 100000),
               help="Bootstrap draws of topics for the intervals.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0), help="Seed of the sample and the bootstrap.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@format_option("table", "json")
 def validate(workspace, draw, size, width, source, name, pool_name, reference, measure, threshold, bootstrap, seed,
              fmt) -> None:
     """Check a model judge against people on a sample of the pool before judging the whole pool with it.

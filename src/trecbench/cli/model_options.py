@@ -57,9 +57,9 @@ class ProgressBar:
 
     def start(self, total: int) -> None:
         if not self.off and total:
-            from tqdm import tqdm
+            from trecbench._progress import progress_bar
 
-            self.bar = tqdm(total=total, unit=self.unit, file=sys.stderr, dynamic_ncols=True)
+            self.bar = progress_bar(True, total=total, unit=self.unit, leave=True)
 
     def update(self, n: int, done: int, failed: int, usage: Any) -> None:
         if self.bar is not None:

@@ -5,9 +5,8 @@ import sys
 
 import click
 
-from trecbench.cli.common import describe_plan
+from trecbench.cli.common import describe_plan, quiet_option, workspace_option
 from trecbench.cli.model_options import ProgressBar, dollars, finish, interruptible, model_errors, model_options
-from trecbench.cli.workspace import workspace_option
 
 
 @click.group("nuggets")
@@ -37,7 +36,7 @@ def nuggets() -> None:
 @click.option("--topic", "only", multiple=True, help="Draft only this topic (repeatable).")
 @click.option("--redraft", is_flag=True, help="Draft complete topics again too (people's edits are kept).")
 @click.option("--dry-run", is_flag=True, help="Count the calls, tokens and dollars it would take; call nothing.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@quiet_option()
 def draft(workspace, model_opts, extractive, min_grade, window, max_nuggets, keep, only, redraft, dry_run,
           quiet) -> None:
     """Draft nuggets for each topic from its judged-relevant documents, with their supporting documents.

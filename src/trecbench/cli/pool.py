@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from trecbench.cli.common import format_option, print_table
+from trecbench.cli.common import format_option, print_table, workspace_option
 from trecbench.pooling.dedup import DEDUP_MODES
 
 
@@ -131,7 +131,7 @@ def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, thresh
 
 
 @pool.command("list")
-@click.option("-w", "--workspace", required=True, type=click.Path(file_okay=False), help="Bench workspace.")
+@workspace_option
 @format_option("table", "csv", "json")
 def list_(workspace, fmt) -> None:
     """List the pools stored in a workspace, oldest first: size, duplicate-group representatives to
@@ -158,7 +158,7 @@ def list_(workspace, fmt) -> None:
 
 @pool.command("delete")
 @click.argument("pool_id", metavar="POOL")
-@click.option("-w", "--workspace", required=True, type=click.Path(file_okay=False), help="Bench workspace.")
+@workspace_option
 def delete(pool_id, workspace) -> None:
     """Delete POOL (its name or id, as `pool list` shows) from a workspace, if nothing uses it: a pool
     with a judgment or an open web-app lease of one of its candidates is kept.

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from trecbench.cli.common import exit_with, format_option, print_table, report_problems
+from trecbench.cli.common import format_option, print_table, validate_files, workspace_option
 
 
 @click.group()
@@ -31,17 +31,11 @@ def validate(files: tuple[str, ...]) -> None:
     """
     from trecbench.qrels import check_qrels
 
-    status = 0
-    for path in files:
-        frame, problems = check_qrels(path)
-        if problems:
-            status = report_problems(problems) or status
-            continue
-        assert frame is not None
+    def summary(frame) -> str:
         topics = frame["query_id"].nunique()
-        relevant = int((frame["relevance"] > 0).sum())
-        click.echo(f"{path}: ok, {topics} topic{'s' * (topics != 1)}, {len(frame)} judgments, {relevant} relevant")
-    exit_with(status)
+        return f"{topics} topic{'s' * (topics != 1)}, {len(frame)} judgments, {int((frame['relevance'] > 0).sum())} relevant"
+
+    validate_files(files, check_qrels, summary)
 
 
 @qrels.command()
@@ -114,7 +108,7 @@ def agree(qrels_a: str, qrels_b: str, threshold: int, runs: tuple[str, ...], mea
 
 
 @qrels.command("export")
-@click.option("-w", "--workspace", required=True, type=click.Path(file_okay=False), help="Bench workspace.")
+@workspace_option
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="qrels file to write.")
 @click.option("--judge", help="Only this judge's judgments (assessor name, imported name, or model judge).")
 @click.option("--prefer", type=click.Choice(["human", "model", "latest"]), default="human", show_default=True,
@@ -156,7 +150,7 @@ def export(workspace, output, judge, prefer, majority, pool_name, provenance) ->
 
 @qrels.command("import")
 @click.argument("qrels_file", metavar="QRELS", type=click.Path())
-@click.option("-w", "--workspace", required=True, type=click.Path(file_okay=False), help="Bench workspace.")
+@workspace_option
 @click.option("--judge", "judge_name", required=True, help="Name the imported judgments are recorded under.")
 @click.option("--kind", type=click.Choice(["import", "human"]), default="import", show_default=True,
               help="human: the file holds an assessor's judgments (counted as human by --prefer human).")

@@ -5,7 +5,9 @@ import sys
 
 import click
 
-from trecbench.cli.workspace import workspace_option
+from trecbench._progress import progress_bar
+
+from trecbench.cli.common import quiet_option, workspace_option
 
 
 class ReleaseGroup(click.Group):
@@ -15,13 +17,6 @@ class ReleaseGroup(click.Group):
         if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
             args = ["create", *args]
         return super().parse_args(ctx, args)
-
-
-def _bar(quiet: bool, unit: str):
-    from tqdm import tqdm
-
-    return tqdm(total=None, unit=unit, file=sys.stderr, disable=quiet, dynamic_ncols=True, leave=False,
-                delay=1.0)
 
 
 @click.group(cls=ReleaseGroup)
@@ -47,7 +42,7 @@ def release() -> None:
 @click.option("--judge", help="Only this judge's judgments make the qrels.")
 @click.option("--include-drafts", is_flag=True, help="Release nuggets still in draft too (default: approved only).")
 @click.option("--force", is_flag=True, help="Replace an existing release folder.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@quiet_option()
 def create(workspace, version, output, prefer, judge, include_drafts, force, quiet) -> None:
     """Write topics, qrels, nuggets, evidence and a manifest.json hashing every file and judged document.
 
@@ -66,7 +61,7 @@ def create(workspace, version, output, prefer, judge, include_drafts, force, qui
     """
     from trecbench.release import ReleaseError, make_release
 
-    bar = _bar(quiet, "doc")
+    bar = progress_bar(not quiet, unit="doc", delay=1.0)
     try:
         summary = make_release(workspace, version, output, prefer=prefer, judge=judge, include_drafts=include_drafts,
                                force=force, progress=bar)
@@ -87,7 +82,7 @@ def create(workspace, version, output, prefer, judge, include_drafts, force, qui
 @release.command("verify")
 @click.argument("folder", metavar="DIR", type=click.Path(file_okay=False))
 @click.option("--corpus", help="The corpus now (JSONL, TSV or irds:): every judged document is hashed again.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@quiet_option()
 def verify(folder, corpus, quiet) -> None:
     """Check a release: re-hash every file and, with --corpus, every judged document's text.
 
@@ -101,7 +96,7 @@ def verify(folder, corpus, quiet) -> None:
     """
     from trecbench.release import verify_release
 
-    bar = _bar(quiet, "item")
+    bar = progress_bar(not quiet, unit="item", delay=1.0)
     try:
         result = verify_release(folder, corpus, progress=bar)
     finally:

@@ -1,12 +1,10 @@
 """`trecbench report`: one self-contained HTML page describing a bench workspace and the runs scored on it."""
 from __future__ import annotations
 
-import sys
 
 import click
 
-from trecbench.cli.common import several_after_one
-from trecbench.cli.workspace import workspace_option
+from trecbench.cli.common import quiet_option, several_after_one, workspace_option
 
 
 @click.command("report", cls=several_after_one("--runs", "--answers", "--contexts"))
@@ -37,7 +35,7 @@ from trecbench.cli.workspace import workspace_option
               help="Bootstrap resamples and randomisation-test draws.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random draws.")
 @click.option("--no-workspace-runs", is_flag=True, help="Score only the runs given, not those of the workspace.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@quiet_option()
 def report(workspace, run_args, runs, output, measures, baseline, answers, contexts, permissions, evidence, k, prefer,
            pool_name, iterations, seed, no_workspace_runs, quiet) -> None:
     """Write one self-contained HTML report of the workspace: it opens offline, from a file or a mail.
@@ -55,8 +53,7 @@ def report(workspace, run_args, runs, output, measures, baseline, answers, conte
       trecbench report -w mybench --runs bm25.txt dense.txt -m nDCG@10 -m AP --baseline bm25 -o report.html
       trecbench report -w mybench --answers rag.jsonl --contexts stages.jsonl -o report.html --quiet
     """
-    from tqdm import tqdm
-
+    from trecbench._progress import progress_bar
     from trecbench.report import ReportOptionError, ReportOptions, write_report
 
     options = ReportOptions(runs=list(runs) + list(run_args), measures=list(measures) or ReportOptions.measures,
@@ -64,8 +61,7 @@ def report(workspace, run_args, runs, output, measures, baseline, answers, conte
                             permissions=permissions,
                             k=k, prefer=prefer, pool=pool_name, iterations=iterations, seed=seed,
                             workspace_runs=not no_workspace_runs)
-    bar = tqdm(total=None, unit="step", file=sys.stderr, disable=quiet, dynamic_ncols=True, leave=False,
-                delay=1.0)
+    bar = progress_bar(not quiet, unit="step", delay=1.0)
     try:
         result = write_report(workspace, output, options, progress=bar)
     except ReportOptionError as e:

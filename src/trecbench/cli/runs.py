@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from trecbench.cli.common import exit_with, report_problems
+from trecbench.cli.common import validate_files
 
 
 @click.group()
@@ -35,16 +35,11 @@ def validate(files: tuple[str, ...]) -> None:
     """
     from trecbench.runs import check_run
 
-    status = 0
-    for path in files:
-        frame, problems = check_run(path)
-        if problems:
-            status = report_problems(problems) or status
-            continue
-        assert frame is not None
+    def summary(frame) -> str:
         topics = frame["query_id"].nunique()
-        click.echo(f"{path}: ok, {topics} topic{'s' * (topics != 1)}, {len(frame)} lines, runid {frame.attrs['runid']}")
-    exit_with(status)
+        return f"{topics} topic{'s' * (topics != 1)}, {len(frame)} lines, runid {frame.attrs['runid']}"
+
+    validate_files(files, check_run, summary)
 
 
 @runs.command(name="sort")

@@ -5,6 +5,8 @@ import json
 
 import click
 
+from trecbench.cli.common import format_option
+
 
 @click.group()
 def topics() -> None:
@@ -18,8 +20,7 @@ def topics() -> None:
 
 @topics.command()
 @click.argument("source")
-@click.option("--format", "fmt", type=click.Choice(["tsv", "jsonl"]), default="tsv", show_default=True,
-              help="tsv: qid<TAB>text; jsonl: one object per topic with narrative and other fields.")
+@format_option("tsv", "jsonl", help="tsv: qid<TAB>text; jsonl: one object per topic with narrative and other fields.")
 def show(source: str, fmt: str) -> None:
     """Print the topics of SOURCE (a file or irds:<dataset-id>).
 

@@ -3,10 +3,7 @@ from __future__ import annotations
 
 import click
 
-
-def workspace_option(f):
-    return click.option("-w", "--workspace", "workspace", required=True, type=click.Path(file_okay=False),
-                        help="The bench workspace folder (made by `trecbench init`).")(f)
+from trecbench.cli.common import workspace_option
 
 
 @click.command("init")

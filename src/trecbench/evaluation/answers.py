@@ -33,6 +33,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from trecbench._shown import some
 from trecbench.errors import InputError, Problem
 from trecbench.evaluation.assign import NOT, PARTIAL, SUPPORT, NuggetAssignment, TopicAssignment
 from trecbench.evaluation.topic_scores import scores_frame
@@ -103,6 +104,8 @@ class AnswerScores:
     missing: dict[str, list[str]] = field(default_factory=dict)  # run -> scored topics it did not answer
     unjudged: dict[str, list[str]] = field(default_factory=dict)  # run -> answered topics without nuggets
     assignments: list[TopicAssignment] = field(default_factory=list)  # what was scored, zero-filled included
+    missing_topics: str = "zero"
+    unsupported: int = 0  # nuggets without supporting documents, when the citation assigner scored them
 
     def notes(self) -> dict[str, dict[str, Any]]:
         """Per run, what the JSON output lists beside the scores."""
@@ -112,6 +115,38 @@ class AnswerScores:
                       "topics_with_an_empty_nugget_list": list(self.no_nuggets),
                       "missing_topics": self.missing.get(run, []),
                       "topics_without_nuggets": self.unjudged.get(run, [])} for run in runs}
+
+    @property
+    def failed(self) -> bool:
+        """Whether some (run, topic) could not be scored: an assignment failed under the default rules."""
+        return bool(self.incomplete) and self.rules != "nuggetizer"
+
+    def messages(self) -> list[str]:
+        """A sentence for each thing left out of or added to the scores, and why (the command prints them)."""
+        nuggetizer = self.rules == "nuggetizer"
+        out = []
+        if self.unsupported:
+            out.append(f"{self.unsupported} nugget(s) have no supporting documents: the citation assigner can give "
+                       "them at most partial_support (by their wording)")
+        if self.no_vital:
+            what = "scored 0 on V_strict and V" if nuggetizer else "left out of V_strict and V"
+            out.append(f"{len(self.no_vital)} topic(s) have no vital nuggets, {what}: {some(self.no_vital)}")
+        if self.no_nuggets:
+            what = "scored 0" if nuggetizer else "no score"
+            out.append(f"{len(self.no_nuggets)} topic(s) have no nuggets, {what}: {some(self.no_nuggets)}")
+        for run, qids in self.missing.items():
+            if qids:
+                what = "scored 0" if self.missing_topics == "zero" else "left out"
+                out.append(f"{run}: {len(qids)} topic(s) with nuggets not answered, {what}: {some(qids)}")
+        for run, qids in self.unjudged.items():
+            if qids:
+                out.append(f"{run}: {len(qids)} answered topic(s) have no nuggets, not scored: {some(qids)}")
+        for run, qid, error in self.incomplete:
+            what = "its failed labels scored 0 (nuggetizer rules)" if nuggetizer else "not scored"
+            out.append(f"{run}: topic {qid} is incomplete and {what}: {error}")
+        if self.failed:
+            out.append(f"{len(self.incomplete)} (run, topic) assignment(s) failed; run again to retry them")
+        return out
 
 
 def score_assignments(
@@ -141,7 +176,7 @@ def score_assignments(
         by_run.setdefault(given_one.run_id, {}).setdefault(given_one.qid, given_one)
         if given_one.assignments:
             known.setdefault(given_one.qid, given_one.assignments)
-    result = AnswerScores(pd.DataFrame(), rules)
+    result = AnswerScores(pd.DataFrame(), rules, missing_topics=missing_topics)
     if nuggets is not None:
         check_assignments(by_run, nuggets)
         topics = list(nuggets)
@@ -263,3 +298,53 @@ def evaluate_answers(
              and (a.run_id, a.qid) not in seen]
     scores = score_assignments(assignments + extra, nuggets=by_topic, missing_topics=missing_topics, rules=rules)
     return scores, scores.assignments
+
+
+def score_answers(
+    answer_files: Iterable[Any] = (),
+    *,
+    nuggets: Any = None,
+    workspace: Any = None,
+    assignments: Iterable[Any] = (),
+    assigner: Any = "citation",
+    duplicates: str = "same",
+    missing_topics: str = "zero",
+    rules: str = "trecbench",
+    **options: Any,
+) -> AnswerScores:
+    """Score answers as `trecbench eval answers` does: assign nuggets to `answer_files`, or score
+    `assignments` (files of assignments made elsewhere) as they are.
+
+    nuggets: a nuggets file; without it, the nuggets of `workspace` (`workspace_nuggets`).
+    workspace: with the citation assigner and duplicates="same", its pool's duplicate groups count as one
+        document (`duplicate_groups`); "distinct" counts every docid on its own.
+    assigner, options: as in `evaluate_answers`; missing_topics, rules: as in `score_assignments`.
+    """
+    from trecbench.evaluation.assign import read_assignment_files
+
+    topics = None
+    if nuggets is not None:
+        from trecbench.nuggets.io import read_nuggets
+
+        topics = {t.qid: t for t in read_nuggets(nuggets)}
+    elif workspace is not None:
+        from trecbench.nuggets.store import workspace_nuggets
+
+        topics = {t.qid: t for t in workspace_nuggets(workspace)}
+    assignments = list(assignments)
+    if assignments:
+        return score_assignments(read_assignment_files(assignments), nuggets=topics, missing_topics=missing_topics,
+                                 rules=rules)
+    if topics is None:
+        raise ValueError("answers are assigned against nuggets: give nuggets or a workspace")
+    unsupported = 0
+    if assigner == "citation":
+        unsupported = sum(not n.support for t in topics.values() for n in t.nuggets)
+        if workspace is not None and duplicates == "same":
+            from trecbench.evaluation.duplicates import duplicate_groups
+
+            options["duplicates"] = duplicate_groups(workspace)
+    scores, _ = evaluate_answers(list(topics.values()), list(answer_files), assigner=assigner,
+                                 missing_topics=missing_topics, rules=rules, **options)
+    scores.unsupported = unsupported
+    return scores

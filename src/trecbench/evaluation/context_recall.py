@@ -94,6 +94,22 @@ class ContextRecallScores:
     details: dict[tuple[str, str], Any] = field(default_factory=dict)  # (run, qid) -> similarities or claims
     incomplete: list[tuple[str, str, str]] = field(default_factory=list)  # llm: (run, qid, error)
 
+    def messages(self) -> list[str]:
+        """The topics without a score or with a set one, grouped by what the table holds and why (topics are
+        named `run:qid` when there are several runs), and the model calls that failed."""
+        from trecbench._shown import some
+
+        several = len(set(self.frame.index.get_level_values("run"))) > 1
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for (run, qid), why in self.reasons.items():
+            value = self.frame.loc[(run, qid)].iloc[0]
+            what = "no score" if value != value else f"scored {value:g}"  # what the table holds, NaN or not
+            grouped.setdefault((what, why), []).append(f"{run}:{qid}" if several else qid)
+        out = [f"{len(where)} topic(s), {what}: {why}: {some(where)}" for (what, why), where in grouped.items()]
+        if self.incomplete:
+            out.append(f"{len(self.incomplete)} (run, topic) model call(s) failed; run again to retry them")
+        return out
+
     def notes(self) -> dict[str, dict[str, Any]]:
         runs = dict.fromkeys(self.frame.index.get_level_values("run"))
         return {run: {"mode": self.mode,

@@ -107,6 +107,37 @@ class EvidenceScores:
                          "share": math.nan, "lost_here": never})
         return pd.DataFrame(rows, columns=["run", "stage", "present", "required", "share", "lost_here"])
 
+    def messages(self, missing_topics: str = "zero") -> list[str]:
+        """A sentence for each thing set aside or counted apart, and why (the command prints them, the report
+        lists them); `missing_topics` as the scores were made with."""
+        from trecbench._shown import some
+
+        out = list(self.warnings)
+        if self.unsupported:
+            out.append(f"{len(self.unsupported)} nugget(s) not required, no evidence (no supporting documents): "
+                       f"{some(f'{q}:{i}' for q, i in self.unsupported)}")
+        if self.duplicates:
+            out.append(f"{self.duplicates} retrieved document(s) in the top k scored as their duplicate group's "
+                       "representative (--duplicates distinct to count them apart)")
+        if self.no_evidence:
+            out.append(f"{len(self.no_evidence)} topic(s) have no required evidence, left out of the means: "
+                       f"{some(self.no_evidence)}")
+        for d in self.dropped:
+            what = "no longer required" if d.item_dropped else "its other alternatives still count"
+            out.append(f"topic {d.qid}, item {d.item}: not permitted to see {' '.join(d.sources)}; {what}")
+        for run, leaks in self.leaks.items():
+            if leaks:
+                out.append(f"{run}: {len(leaks)} retrieved document(s) the topic may not see: "
+                           f"{some(f'{q}:{d}' for q, d in leaks)}")
+        for run, qids in self.missing.items():
+            if qids:
+                what = "scored 0" if missing_topics == "zero" else "left out"
+                out.append(f"{run}: {len(qids)} evidence topic(s) not in the contexts, {what}: {some(qids)}")
+        for run, qids in self.unjudged.items():
+            if qids:
+                out.append(f"{run}: {len(qids)} topic(s) without evidence, not scored: {some(qids)}")
+        return out
+
     def notes(self) -> dict[str, dict[str, Any]]:
         return {run: {"stages": list(stages), "averaging": dict(AVERAGING),
                       "topics_without_evidence": list(self.no_evidence),

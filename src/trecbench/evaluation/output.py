@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from typing import IO
 
+from trecbench._shown import some
+
 from .engine import RunScores, Score
 from .measures.base import LONG, STRING
 
@@ -137,3 +139,34 @@ def write_json(results: list[RunScores], stream: IO[str], *, per_topic: bool) ->
         doc.append(entry)
     json.dump(doc, stream, indent=2)
     stream.write("\n")
+
+
+FORMATS = ("table", "trec_eval", "csv", "json")
+
+
+def write_results(results: list[RunScores], stream: IO[str], fmt: str = "table", *, per_topic: bool = False,
+                  version: int = 9) -> None:
+    """Scores in one of `FORMATS`: `trec_eval` is, for each run, what `trec_eval -c [-q]` prints (that version)."""
+    if fmt == "trec_eval":
+        for res in results:
+            stream.write("".join(line + "\n" for line in trec_eval_lines(res, per_topic=per_topic, version=version)))
+    elif fmt == "table":
+        stream.write("\n".join(table_lines(results, per_topic=per_topic)) + "\n")
+    elif fmt == "csv":
+        write_csv(results, stream, per_topic=per_topic)
+    elif fmt == "json":
+        write_json(results, stream, per_topic=per_topic)
+    else:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+
+
+def coverage_notes(results: list[RunScores]) -> list[str]:
+    """A sentence per run whose topics differ from the qrels': the qrels topics it lacks, the ones the qrels lack."""
+    notes = []
+    for res in results:
+        if res.missing:
+            notes.append(f"{res.shown}: {len(res.missing)} qrels topic(s) not in the run, scored 0: {some(res.missing)}")
+        if res.unjudged:
+            notes.append(f"{res.shown}: {len(res.unjudged)} run topic(s) not in the qrels, not scored: "
+                         f"{some(res.unjudged)}")
+    return notes

@@ -17,9 +17,10 @@ the allowed drop while the difference is significant (Holm-adjusted p of the cho
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import IO, Mapping
 
 import numpy as np
 import pandas as pd
@@ -179,3 +180,40 @@ def compare_runs(
 
 def comparisons_frame(comparisons: list[Comparison]) -> pd.DataFrame:
     return pd.DataFrame([c.row() for c in comparisons])
+
+
+def _num(value: float, digits: int = 4) -> str:
+    return "-" if value != value else f"{value:.{digits}f}"
+
+
+def write_comparisons(results: list[Comparison], stream: IO[str], fmt: str = "table", *, per_topic: bool = False,
+                      baseline: str = "") -> None:
+    """The comparisons as `eval compare` prints them: a table (with the topics that got better and worse when
+    `per_topic`), CSV (`comparisons_frame`) or JSON."""
+    from trecbench.evaluation.output import aligned
+
+    if fmt == "csv":
+        stream.write(comparisons_frame(results).to_csv(index=False))
+        return
+    if fmt == "json":
+        doc = {"baseline": baseline, "comparisons": [
+            {**{k: (None if isinstance(v, float) and v != v else v) for k, v in c.row().items()},
+             "better": c.better, "worse": c.worse, "allowed_drop": c.allowed_drop} for c in results]}
+        json.dump(doc, stream, indent=2)
+        stream.write("\n")
+        return
+    header = ["run", "measure", "topics", "baseline", "mean", "diff", "95% CI", "p t", "p t Holm", "p rand",
+              "p rand Holm", "better", "worse", ""]
+    rows = []
+    for c in results:
+        rows.append([c.run, c.measure, str(c.topics), _num(c.baseline_mean), _num(c.run_mean),
+                     f"{c.difference:+.4f}" if c.difference == c.difference else "-",
+                     f"[{_num(c.ci_low)}, {_num(c.ci_high)}]", _num(c.p_t), _num(c.p_t_holm),
+                     _num(c.p_randomisation), _num(c.p_randomisation_holm), str(len(c.better)), str(len(c.worse)),
+                     "REGRESSION" if c.regression else ""])
+    stream.write(f"baseline: {baseline}\n")
+    stream.write("".join(line + "\n" for line in aligned(header, rows, left=2)))
+    if per_topic:
+        for c in results:
+            stream.write(f"\n{c.run} {c.measure}: better on {len(c.better)}: {' '.join(c.better) or '-'}\n")
+            stream.write(f"{c.run} {c.measure}: worse on {len(c.worse)}: {' '.join(c.worse) or '-'}\n")

@@ -185,9 +185,3 @@ def emit(frame: pd.DataFrame, output: str | None, fmt: str = "table", *, topics:
 
     with open_output(output) as stream:
         write_scores(frame, stream, fmt, topics=topics, notes=notes)
-
-
-def some(items: Iterable[str], limit: int = 10) -> str:
-    """The first `limit` items, space separated, with `...` when there are more."""
-    items = list(items)
-    return " ".join(items[:limit]) + (" ..." if len(items) > limit else "")

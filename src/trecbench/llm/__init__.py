@@ -5,42 +5,25 @@ its network look-ups turned off (`trecbench.llm._litellm`).
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-_EXPORTS = {
-    "LLM": "client",
-    "ModelConfig": "client",
-    "Completion": "records",
-    "Outcome": "records",
-    "Usage": "records",
-    "CallRecord": "records",
-    "ResponseCache": "cache",
-    "ensure_schema": "cache",
-    "request_key": "cache",
-    "Budget": "budget",
-    "Estimate": "budget",
-    "Plan": "budget",
-    "ParseError": "errors",
-    "LLMError": "errors",
-    "ModelCallError": "errors",
-    "BudgetExceeded": "errors",
-    "final_answer": "parse",
-    "extract_json": "parse",
-    "json_object": "parse",
-    "json_list": "parse",
-    "reask_messages": "parse",
-    "TaskPrompt": "prompts",
-    "TASKS": "prompts",
-}
+from trecbench._lazy import attribute, by_module
+
+_EXPORTS = by_module({
+    "trecbench.llm.client": ("LLM", "ModelConfig"),
+    "trecbench.llm.records": ("Completion", "Outcome", "Usage", "CallRecord"),
+    "trecbench.llm.cache": ("ResponseCache", "ensure_schema", "request_key"),
+    "trecbench.llm.budget": ("Budget", "Estimate", "Plan"),
+    "trecbench.llm.errors": ("ParseError", "LLMError", "ModelCallError", "BudgetExceeded"),
+    "trecbench.llm.parse": ("final_answer", "extract_json", "json_object", "json_list", "reask_messages"),
+    "trecbench.llm.prompts": ("TaskPrompt", "TASKS"),
+})
 
 __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"trecbench.llm.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module 'trecbench.llm' has no attribute {name!r}")
+    return attribute(__name__, _EXPORTS, name)
 
 
 def __dir__() -> list[str]:

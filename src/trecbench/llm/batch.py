@@ -1,18 +1,19 @@
-"""Requests sent through a provider's batch interface (OpenAI's /v1/files + /v1/batches, and servers that
-copy it), about half the price of live calls, answered within the provider's window (24 h).
+"""Requests sent through a provider's batch interface, about half the price of live calls, answered within
+the provider's window (24 h): OpenAI's /v1/files + /v1/batches (and servers that copy it, `batch_openai`)
+and Anthropic's message batches (`batch_anthropic`), both behind one interface (`BatchAPI`).
 
 The ledger writes a batch down (tables `llm_batches`, `llm_batch_requests`) *before* asking the provider
-to create it, under a token that goes with it as metadata, and writes the provider's id as soon as it
-answers: a process killed in between finds its batch again by the token, so nothing is submitted twice.
-Results are applied in one transaction (replies into the cache, one call-log row each, the batch marked
-collected): a process killed while collecting applies them again from the start, never twice.
+to create it, and writes the provider's id as soon as it answers: a process killed in between finds its
+batch again (`BatchAPI.find`), so nothing is submitted twice. Results are applied in one transaction
+(replies into the cache, one call-log row for every request of the batch, the batch marked collected): a
+process killed while collecting applies them again from the start, never twice.
 """
 from __future__ import annotations
 
 import json
 import secrets
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Protocol
 
 from trecbench.llm.cache import ResponseCache, _now, canonical_json
 from trecbench.llm.client import ModelConfig
@@ -20,11 +21,13 @@ from trecbench.llm.cost import call_cost
 from trecbench.llm.errors import LLMError
 from trecbench.llm.records import CallRecord, Usage
 
-__all__ = ["BatchAPI", "BatchLedger", "BatchRequest", "BatchState", "BatchResult", "batch_api", "batch_cost",
-           "TERMINAL"]
+__all__ = ["BatchAPI", "BatchLedger", "BatchRefused", "BatchRequest", "BatchState", "BatchResult", "BatchResults",
+           "Collected", "PendingBatch", "batch_api", "batch_cost", "read_results", "split_batch"]
 
-TERMINAL = ("completed", "failed", "expired", "cancelled")  # the provider will not answer more of the batch
-ENDPOINT = "/v1/chat/completions"
+
+class BatchRefused(LLMError):
+    """A request about batches that certainly changed nothing at the provider: it answered with an error,
+    or the request could not be made (so a batch it was to create does not exist)."""
 
 
 @dataclass(frozen=True)
@@ -42,19 +45,25 @@ class BatchRequest:
 
 @dataclass(frozen=True)
 class BatchState:
-    """What the provider says about a batch."""
+    """What the provider says about a batch; `results` names where its result lines are (file ids, URLs)."""
 
     batch_id: str
     status: str
+    finished: bool  # the provider will not answer more of the batch
     completed: int
     failed: int
     total: int
-    output_file: str | None
-    error_file: str | None
+    results: tuple[str, ...] = ()
 
-    @property
-    def finished(self) -> bool:
-        return self.status in TERMINAL
+
+@dataclass(frozen=True)
+class PendingBatch:
+    """A batch written down whose provider id was never saved: what its provider may recognise it by."""
+
+    token: str
+    created_at: str  # ISO 8601 UTC, written before the provider was asked
+    keys: frozenset[str]  # its requests' cache keys, sent as custom_id
+    known: frozenset[str]  # provider ids of this workspace's other batches (never this one)
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,75 @@ class BatchResult:
     model: str | None
     error: str | None
     finish_reason: str | None = None
+
+
+class BatchResults(NamedTuple):
+    """A finished batch's result lines: those read, and `where: why` for each line that could not be."""
+
+    results: list[BatchResult]
+    unreadable: list[str]
+
+
+class Collected(NamedTuple):
+    """What applying a batch did: replies that can be read, their usage, {key: why} of requests without one."""
+
+    read: int
+    usage: Usage
+    failed: dict[str, str]
+
+
+class BatchAPI(Protocol):
+    """A provider's batch endpoints. Requests are named by their cache key (`custom_id`); one batch holds at
+    most `max_requests` requests and `max_bytes` of them."""
+
+    max_requests: int
+    max_bytes: int
+
+    def submit(self, requests: list[BatchRequest], token: str) -> str:
+        """Create a batch of `requests`; its id. Raises BatchRefused when the provider refuses it."""
+        ...
+
+    def find(self, pending: PendingBatch) -> str | None:
+        """The id of the batch created for `pending`, or None when the provider never created it."""
+        ...
+
+    def state(self, batch_id: str) -> BatchState: ...
+
+    def results(self, state: BatchState) -> BatchResults:
+        """Every result line of a finished batch."""
+        ...
+
+
+def read_results(text: str, where: str, parse: Callable[[dict], BatchResult], out: BatchResults) -> None:
+    """Each line of a JSONL results file into `out`: read by `parse` when it is a JSON object with a string
+    `custom_id`, else as `where:N: why` among the unreadable lines."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            out.unreadable.append(f"{where}:{number}: not JSON")
+            continue
+        if isinstance(row, dict) and isinstance(row.get("custom_id"), str):
+            out.results.append(parse(row))
+        else:
+            out.unreadable.append(f"{where}:{number}: a result line without a custom_id")
+
+
+def split_batch(requests: list[BatchRequest], max_requests: int, max_bytes: int) -> list[list[BatchRequest]]:
+    """`requests` in order, cut into batches within a provider's limits: at most `max_requests` each, and
+    their JSON (as written down, plus the provider's framing) within nine tenths of `max_bytes`."""
+    parts: list[list[BatchRequest]] = []
+    size = 0
+    for r in requests:
+        n = len(canonical_json(r.request()).encode("utf-8")) + 256
+        if not parts or len(parts[-1]) >= max_requests or size + n > max_bytes * 0.9:
+            parts.append([])
+            size = 0
+        parts[-1].append(r)
+        size += n
+    return parts
 
 
 def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float, bool]:
@@ -86,80 +164,9 @@ def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[
     return cost * 0.5, known
 
 
-class BatchAPI:
-    """OpenAI's batch endpoints on one server, through the openai SDK."""
-
-    def __init__(self, api_base: str | None, api_key: str, model: str, timeout: float = 60.0):
-        from openai import OpenAI
-
-        self.model = model  # the name the server knows the model by
-        self.client = OpenAI(base_url=api_base, api_key=api_key, max_retries=2, timeout=timeout)
-
-    def submit(self, requests: Iterable[BatchRequest], token: str) -> str:
-        """Upload the requests as a JSONL file, create the batch; its id."""
-        lines = [json.dumps({"custom_id": r.key, "method": "POST", "url": ENDPOINT,
-                             "body": {"model": self.model, "messages": r.messages, **dict(r.params)}},
-                            ensure_ascii=False) for r in requests]
-        data = ("\n".join(lines) + "\n").encode("utf-8")
-        uploaded = self.client.files.create(file=(f"trecbench-{token}.jsonl", data), purpose="batch")
-        batch = self.client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                           completion_window="24h",
-                                           metadata={"trecbench": token})
-        return batch.id
-
-    def find(self, token: str) -> str | None:
-        """The id of the batch created with `token`, if the provider has one."""
-        for batch in self.client.batches.list(limit=100):
-            if (batch.metadata or {}).get("trecbench") == token:
-                return batch.id
-        return None
-
-    def state(self, batch_id: str) -> BatchState:
-        b = self.client.batches.retrieve(batch_id)
-        counts = b.request_counts
-        return BatchState(b.id, b.status, getattr(counts, "completed", 0) or 0, getattr(counts, "failed", 0) or 0,
-                          getattr(counts, "total", 0) or 0, b.output_file_id, b.error_file_id)
-
-    def results(self, state: BatchState) -> list[BatchResult]:
-        """Every answered or failed request of a finished batch (output file, then error file)."""
-        out: list[BatchResult] = []
-        for file_id in (state.output_file, state.error_file):
-            if not file_id:
-                continue
-            text = self.client.files.content(file_id).text
-            for number, line in enumerate(text.splitlines(), start=1):
-                if line.strip():
-                    out.append(_result(line, f"{state.batch_id} file {file_id}:{number}"))
-        return out
-
-
-def _result(line: str, where: str) -> BatchResult:
-    try:
-        row = json.loads(line)
-        key = row["custom_id"]
-    except (ValueError, KeyError, TypeError):
-        raise LLMError(f"batch {where}: not a batch result line (JSON with a custom_id)") from None
-    response = row.get("response") or {}
-    body = response.get("body") or {}
-    if row.get("error") or response.get("status_code") != 200:
-        error = row.get("error") or body.get("error") or {}
-        message = error.get("message") if isinstance(error, dict) else str(error)
-        return BatchResult(key, None, 0, 0, None, f"batch request failed (status {response.get('status_code')}): "
-                                                  f"{message or 'no reason given'}")
-    try:
-        choice = body["choices"][0]
-        text, finish = choice["message"]["content"], choice.get("finish_reason")
-    except (KeyError, IndexError, TypeError):
-        text, finish = None, None
-    usage = body.get("usage") or {}
-    if text is None:
-        return BatchResult(key, None, 0, 0, None, "batch reply without a message")
-    return BatchResult(key, text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                       body.get("model"), None, finish)
-
-
 def batch_api(config: ModelConfig) -> BatchAPI:
-    """The batch endpoints for `config`'s model: OpenAI, or an OpenAI-compatible server at its api_base."""
+    """The batch endpoints for `config`'s model: OpenAI (or an OpenAI-compatible server at its api_base),
+    or Anthropic (or a server at its api_base that offers Anthropic's message batches)."""
     import os
 
     from trecbench.llm._litellm import load
@@ -169,15 +176,23 @@ def batch_api(config: ModelConfig) -> BatchAPI:
     litellm = load()
     name, provider, env_key, _ = litellm.get_llm_provider(model=config.model, api_base=config.api_base,
                                                           api_key=config.api_key)
-    if provider not in ("openai", "hosted_vllm"):
-        raise LLMError(f"model {config.model!r} ({provider}): provider batches are supported for OpenAI and "
-                       "OpenAI-compatible servers (openai/... or hosted_vllm/... with --api-base)")
-    key = config.api_key or env_key or os.environ.get("OPENAI_API_KEY")
-    if not key:
-        if not config.api_base:
+    if provider in ("openai", "hosted_vllm"):
+        from trecbench.llm.batch_openai import OpenAIBatches
+
+        key = config.api_key or env_key or os.environ.get("OPENAI_API_KEY")
+        if not key and not config.api_base:
             raise LLMError("provider batches need an API key: --api-key or OPENAI_API_KEY")
-        key = "none"
-    return BatchAPI(config.api_base, key, name, config.timeout)
+        return OpenAIBatches(config.api_base, key or "none", name, config.timeout)
+    if provider == "anthropic":
+        from trecbench.llm.batch_anthropic import AnthropicBatches
+
+        key = config.api_key or env_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise LLMError("Anthropic message batches need an API key: --api-key or ANTHROPIC_API_KEY")
+        return AnthropicBatches(config.api_base, key, config.model, config.timeout)
+    raise LLMError(f"model {config.model!r} ({provider}): provider batches are supported for OpenAI, "
+                   "OpenAI-compatible servers (openai/... or hosted_vllm/... with --api-base) and Anthropic "
+                   "(anthropic/...)")
 
 
 class BatchLedger:
@@ -206,6 +221,15 @@ class BatchLedger:
         with self.cache._lock:
             return {k: json.loads(r) for k, r in self.conn.execute(
                 "SELECT key, request_json FROM llm_batch_requests WHERE batch = ?", (row,))}
+
+    def pending(self, row: int) -> PendingBatch:
+        """What `BatchAPI.find` needs to recognise the batch of `row`."""
+        with self.cache._lock:
+            token, created = self.conn.execute("SELECT token, created_at FROM llm_batches WHERE id = ?",
+                                               (row,)).fetchone()
+            known = {b for (b,) in self.conn.execute("SELECT batch_id FROM llm_batches WHERE batch_id IS NOT NULL")}
+            keys = {k for (k,) in self.conn.execute("SELECT key FROM llm_batch_requests WHERE batch = ?", (row,))}
+        return PendingBatch(token, created, frozenset(keys), frozenset(known))
 
     def begin(self, model: str, purpose: str, requests: list[BatchRequest]) -> tuple[int, str]:
         """Write a batch down before it is submitted; (row id, token)."""
@@ -236,20 +260,19 @@ class BatchLedger:
             self.conn.execute("DELETE FROM llm_batches WHERE id = ?", (row,))
             self.conn.commit()
 
-    def collect(self, row: int, state: BatchState, results: list[BatchResult], *, purpose: str, price_model: str,
-                priced: bool, readable: Callable[[str, str], str | None]) -> tuple[int, Usage]:
+    def collect(self, row: int, state: BatchState, results: Iterable[BatchResult], *, purpose: str,
+                price_model: str, priced: bool, readable: Callable[[str, str], str | None]) -> Collected:
         """Apply a finished batch in one transaction: every reply into the cache (as a live reply is, read or
         not: the caller's live loop replays it and re-asks what it cannot read), a call-log row for each
-        result, the batch marked collected. `readable(key, text)` says why a reply cannot be read (None: it
-        can). Returns (replies that can be read, usage)."""
+        request of the batch (a request without a reply, or without any result line, is a failed call), the
+        batch marked collected. `readable(key, text)` says why a reply cannot be read (None: it can)."""
         requests = self.requests(row)
-        read, usage = 0, Usage()
+        by_key = {r.key: r for r in results if r.key in requests}  # lines of other batches are ignored
+        read, usage, failed = 0, Usage(), {}
         with self.cache._lock:
             try:
-                for r in results:
-                    request = requests.get(r.key)
-                    if request is None:
-                        continue  # not a request of this batch
+                for key, request in requests.items():
+                    r = by_key.get(key) or BatchResult(key, None, 0, 0, None, "no result for this request in the batch")
                     cost, known = (batch_cost(price_model, r.prompt_tokens, r.completion_tokens) if priced
                                    else (0.0, False)) if r.text is not None else (0.0, True)
                     why = r.error if r.text is None else readable(r.key, r.text)
@@ -258,6 +281,8 @@ class BatchLedger:
                                        r.completion_tokens, cost, finish_reason=r.finish_reason, commit=False)
                         read += why is None
                         why = None if why is None else f"unreadable reply: {why}"
+                    else:
+                        failed[key] = why or "no reply"
                     record = CallRecord(r.key, request["model"], why is None, error=why, prompt_tokens=r.prompt_tokens,
                                         completion_tokens=r.completion_tokens, cost=cost, cost_known=known,
                                         purpose=purpose, raw=r.text if why is not None else None, attempts=1)
@@ -269,4 +294,4 @@ class BatchLedger:
             except BaseException:
                 self.conn.rollback()
                 raise
-        return read, usage
+        return Collected(read, usage, failed)

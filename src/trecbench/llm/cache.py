@@ -111,7 +111,7 @@ class ResponseCache:
             self.conn, self._owned = db, False
         else:
             self.conn, self._owned = sqlite3.connect(os.fspath(db), timeout=30, check_same_thread=False), True
-            # WAL + NORMAL: a commit per row costs microseconds, and a crash loses at most the last rows.
+            # WAL + NORMAL: a commit per row costs microseconds and survives a kill; a power cut may lose the last rows.
             self.conn.execute("PRAGMA synchronous=NORMAL")
         with self._lock:
             if not self.conn.in_transaction:

@@ -5,8 +5,21 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 
+@dataclass(frozen=True, kw_only=True)
+class Spend:
+    """What one call used, as a reply and its log row both say it: tokens, cost in USD, whether the model has
+    a price (`cost_known`, in litellm's cost map or given), and whether the cache answered it (then nothing
+    was spent on it this time)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    cost_known: bool = True
+    cached: bool = False
+
+
 @dataclass(frozen=True)
-class Completion:
+class Completion(Spend):
     """One reply from a model (or from the cache).
 
     `latency` is the wall time of the whole call in seconds, retries and back-off included; `attempts` is
@@ -16,12 +29,7 @@ class Completion:
 
     text: str
     model: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-    cost_known: bool = True
     latency: float = 0.0
-    cached: bool = False
     attempts: int = 1
     finish_reason: str | None = None
     key: str = ""
@@ -83,20 +91,25 @@ class Usage:
         """The usage of these replies: tokens and cost of those that went to a model, hits counted apart."""
         total = cls()
         for c in completions:
-            total += (cls(cached=1) if c.cached else
-                      cls(calls=1, attempts=c.attempts, prompt_tokens=c.prompt_tokens,
-                          completion_tokens=c.completion_tokens, cost=c.cost, unpriced=int(not c.cost_known)))
+            total += cls.call(c)
         return total
+
+    @classmethod
+    def call(cls, c: Any, *, failed: bool = False) -> "Usage":
+        """One call (a Completion, CallRecord or planned `Estimate`) as a Usage increment: a cache hit counts
+        as cached only; a call to a model brings its HTTP requests, tokens and cost, and is unpriced when its
+        model has no price."""
+        if c.cached:
+            return cls(cached=1, failed=int(failed))
+        return cls(calls=1, failed=int(failed), attempts=getattr(c, "attempts", 0), prompt_tokens=c.prompt_tokens,
+                   completion_tokens=c.completion_tokens, cost=c.cost, unpriced=int(not c.cost_known))
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(*(a + b for a, b in zip(self._values(), other._values())))
 
     def add(self, e: Any) -> "Usage":
         """This usage with one more estimated call (`trecbench.llm.budget.Estimate`): what a dry run plans."""
-        if e.cached:
-            return self + Usage(cached=1)
-        return self + Usage(calls=1, prompt_tokens=e.prompt_tokens, completion_tokens=e.completion_tokens,
-                            cost=e.cost, unpriced=int(not e.cost_known))
+        return self + Usage.call(e)
 
     def _values(self) -> tuple:
         return (self.calls, self.cached, self.failed, self.attempts, self.prompt_tokens,
@@ -104,27 +117,18 @@ class Usage:
 
 
 @dataclass(frozen=True)
-class CallRecord:
+class CallRecord(Spend):
     """One row of the `llm_calls` log."""
 
     key: str
     model: str
     ok: bool
     error: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-    cost_known: bool = True
     latency_ms: float = 0.0
-    cached: bool = False
     attempts: int = 0
     purpose: str = ""
     raw: str | None = None
 
     def usage(self) -> Usage:
         """This call as a Usage increment."""
-        if self.cached:
-            return Usage(cached=1, failed=int(not self.ok))
-        return Usage(calls=1, failed=int(not self.ok), attempts=self.attempts, prompt_tokens=self.prompt_tokens,
-                     completion_tokens=self.completion_tokens, cost=self.cost,
-                     unpriced=int(not self.cost_known))
+        return Usage.call(self, failed=not self.ok)

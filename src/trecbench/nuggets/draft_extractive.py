@@ -30,10 +30,9 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from trecbench.evaluation.textmatch import STOPWORDS
-from trecbench.nuggets.drafts import DraftReport, plan_topics, read_documents
+from trecbench.nuggets.drafts import DraftReport, plan_drafting, read_documents
 from trecbench.nuggets.model import Nugget
-from trecbench.nuggets.relevant import DRAFT_MIN_GRADE, relevant_by_topic
-from trecbench.nuggets.store import NuggetStore
+from trecbench.nuggets.relevant import DRAFT_MIN_GRADE
 from trecbench.store.workspace import Workspace
 
 DRAFTER = "extractive"
@@ -149,12 +148,8 @@ def draft_topic(question: str, docs: list[tuple[str, str]], settings: Extractive
 def draft_extractive(ws: Workspace, settings: ExtractiveSettings = ExtractiveSettings(), *,
                      only: Iterable[str] = (), redraft: bool = False, corpus=None, on_progress=None) -> DraftReport:
     """Draft every topic still to draft and record the nuggets in the store; returns what happened."""
-    relevant = relevant_by_topic(ws, settings.min_grade)
-    todo, skipped, empty = plan_topics(ws, DRAFTER, relevant, only, redraft)
-    report = DraftReport(skipped=skipped, no_documents=empty)
-    topics = ws.topics()
-    corpus = corpus if corpus is not None else ws.corpus()
-    store = NuggetStore(ws)
+    relevant, todo, report, topics, corpus, store = plan_drafting(ws, DRAFTER, settings.min_grade, only, redraft,
+                                                                  corpus)
     params = {"min_grade": settings.min_grade, "keep": settings.keep, "threshold": settings.threshold}
     for qid in todo:
         ws.start_draft(qid, DRAFTER, params)

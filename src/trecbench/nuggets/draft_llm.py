@@ -21,13 +21,13 @@ import asyncio
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from trecbench.nuggets.drafts import DraftReport, plan_topics, read_documents
+from trecbench._concurrent import work_through
+from trecbench.nuggets.drafts import DraftReport, plan_drafting, read_documents
 from trecbench.nuggets.model import Nugget
 from trecbench.llm.prompts import DRAFTING, IMPORTANCE
 from trecbench.nuggets.prompts import (label_bound, label_messages, parse_labels, parse_update, prompts_sha256,
                                        update_bound, update_messages)
-from trecbench.nuggets.relevant import DRAFT_MIN_GRADE, relevant_by_topic
-from trecbench.nuggets.store import NuggetStore
+from trecbench.nuggets.relevant import DRAFT_MIN_GRADE
 from trecbench.store.workspace import Workspace
 
 LABEL_BATCH = 10
@@ -144,15 +144,8 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
     params = {"model": model, "min_grade": settings.min_grade, "window": settings.window,
               "max_nuggets": settings.max_nuggets, "keep": settings.keep, "prompts_sha256": prompts_sha256(),
               "params": dict(llm.config.params)}
-    relevant = relevant_by_topic(ws, settings.min_grade)
-    todo, report_skipped, empty = plan_topics(ws, drafter, relevant, only, redraft)
-    report = DraftReport(skipped=report_skipped, no_documents=empty)
-    topics = ws.topics()
-    corpus = corpus if corpus is not None else ws.corpus()
-    store = NuggetStore(ws)
-    queue: asyncio.Queue[str] = asyncio.Queue()
-    for qid in todo:
-        queue.put_nowait(qid)
+    relevant, todo, report, topics, corpus, store = plan_drafting(ws, drafter, settings.min_grade, only, redraft,
+                                                                  corpus)
     stop = asyncio.Event()
     fatal: list[BaseException] = []
 
@@ -189,18 +182,12 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
             problems.append("none of its relevant documents is in the corpus")
         report.finish(ws, store, qid, drafter, nuggets, problems, author=author, keep=settings.keep)
 
-    async def worker() -> None:
-        while not stop.is_set():
-            try:
-                qid = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            await one(qid)
-            if on_progress:
-                on_progress(report, qid)
+    async def draft(qid: str) -> None:
+        await one(qid)
+        if on_progress:
+            on_progress(report, qid)
 
-    workers = max(1, min(getattr(llm.config, "concurrency", 8), len(todo) or 1))
-    await asyncio.gather(*(worker() for _ in range(workers)))
+    await work_through(todo, draft, workers=min(getattr(llm.config, "concurrency", 8), len(todo) or 1), stop=stop)
     if fatal:
         raise fatal[0]  # the topic stays incomplete with the reason; the caller reports the one error
     return report

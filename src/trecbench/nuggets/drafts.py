@@ -7,7 +7,7 @@ kept it from completing. A rerun skips complete topics and drafts the others aga
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable, NamedTuple
 
 from trecbench.llm.records import Usage
 from trecbench.store.workspace import Workspace
@@ -81,14 +81,33 @@ def plan_topics(ws: Workspace, drafter: str, relevant: dict[str, list[tuple[str,
     return todo, skipped, empty
 
 
+class DraftPlan(NamedTuple):
+    """What a drafting run works through: each topic's relevant documents, the topics to draft, the report
+    it fills, the workspace's topics, the corpus the documents are read from and the nugget store."""
+
+    relevant: dict[str, list[tuple[str, int]]]
+    todo: list[str]
+    report: DraftReport
+    topics: dict
+    corpus: Any
+    store: Any
+
+
+def plan_drafting(ws: Workspace, drafter: str, min_grade: int, only: Iterable[str] = (), redraft: bool = False,
+                  corpus: Any = None) -> DraftPlan:
+    """The start of both drafters: the documents judged >= `min_grade`, and the topics `plan_topics` gives."""
+    from trecbench.nuggets.relevant import relevant_by_topic
+    from trecbench.nuggets.store import NuggetStore
+
+    relevant = relevant_by_topic(ws, min_grade)
+    todo, skipped, empty = plan_topics(ws, drafter, relevant, only, redraft)
+    return DraftPlan(relevant, todo, DraftReport(skipped=skipped, no_documents=empty), ws.topics(),
+                     corpus if corpus is not None else ws.corpus(), NuggetStore(ws))
+
+
 def read_documents(corpus, docids: Iterable[str], *, titles: bool = True) -> tuple[list[tuple[str, str]], list[str]]:
     """[(docid, text)] in the given order (the title on a line before the text, with `titles`), and the
     docids the corpus does not have."""
-    found, missing = [], []
-    for docid in docids:
-        doc = corpus.get(docid)
-        if doc is None:
-            missing.append(docid)
-        else:
-            found.append((docid, doc.text if not (titles and doc.title) else f"{doc.title}\n{doc.text}"))
-    return found, missing
+    found, missing = corpus.lookup(docids)
+    return [(docid, doc.text if not (titles and doc.title) else f"{doc.title}\n{doc.text}")
+            for docid, doc in found], missing

@@ -15,17 +15,20 @@ def relevant_by_topic(ws: Workspace, min_grade: int = 1, *, qid: str | None = No
     then docid, of the workspace's qrels (`trecbench.workspace_qrels`: its grade selection); with `qid`, of
     that topic only (reading only its judgments). A duplicate whose grade was propagated is left out (its
     text is its listed twin's), so the pool, which only propagates, is not read."""
-    from trecbench.qrels.select import select_grades
+    return relevant_in_rows(ws.grade_rows(qid=qid), min_grade)
 
-    judgments = ws.judgments(qid=qid)
-    if judgments.empty:
-        return {}
-    grades = select_grades(judgments)
-    grades = grades[grades["relevance"] >= min_grade]
+
+def relevant_in_rows(rows, min_grade: int = 1) -> dict[str, list[tuple[str, int]]]:
+    """`relevant_by_topic` of judgment rows as `Workspace.grade_rows` gives them (the web app keeps a topic's
+    rows and reads only those added since)."""
+    from trecbench.qrels.select import choose_grades
+
     out: dict[str, list[tuple[str, int]]] = {}
-    for topic, docid, grade in sorted(zip(grades["query_id"], grades["doc_id"], grades["relevance"]),
-                                    key=lambda r: (str(r[0]), -int(r[2]), str(r[1]))):
-        out.setdefault(str(topic), []).append((str(docid), int(grade)))
+    for topic, docid, grade, _ in choose_grades(rows):
+        if grade >= min_grade:
+            out.setdefault(str(topic), []).append((str(docid), grade))
+    for docs in out.values():
+        docs.sort(key=lambda d: (-d[1], d[0]))
     return out
 
 

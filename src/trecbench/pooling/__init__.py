@@ -11,38 +11,27 @@ how big the pool is, what judging it by a model costs, and whether the judgments
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-_EXPORTS = {
-    "Pool": "trecbench.pooling.pool",
-    "PoolInfo": "trecbench.pooling.pool",
-    "build_pool": "trecbench.pooling.pool",
-    "read_pool": "trecbench.pooling.pool",
-    "write_pool": "trecbench.pooling.pool",
-    "RunInfo": "trecbench.pooling.rank",
-    "top_k": "trecbench.pooling.rank",
-    "STRATEGIES": "trecbench.pooling.strategies",
-    "Strategy": "trecbench.pooling.strategies",
-    "get_strategy": "trecbench.pooling.strategies",
-    "JudgingSession": "trecbench.pooling.session",
-    "simulate": "trecbench.pooling.simulate",
-    "pool_stats": "trecbench.pooling.stats",
-    "estimate_cost": "trecbench.pooling.estimate",
-    "leave_one_out": "trecbench.pooling.loo",
-    "workspace_leave_one_out": "trecbench.pooling.loo",
-    "pool_runs": "trecbench.pooling.workspace",
-    "resume_adaptive": "trecbench.pooling.workspace",
-    "is_adaptive": "trecbench.pooling.workspace",
-}
+from trecbench._lazy import attribute, by_module
+
+_EXPORTS = by_module({
+    "trecbench.pooling.pool": ("Pool", "PoolInfo", "build_pool", "read_pool", "write_pool"),
+    "trecbench.pooling.rank": ("RunInfo", "top_k"),
+    "trecbench.pooling.strategies": ("STRATEGIES", "Strategy", "get_strategy"),
+    "trecbench.pooling.session": ("JudgingSession",),
+    "trecbench.pooling.simulate": ("simulate",),
+    "trecbench.pooling.stats": ("pool_stats",),
+    "trecbench.pooling.estimate": ("estimate_cost",),
+    "trecbench.pooling.loo": ("leave_one_out", "workspace_leave_one_out"),
+    "trecbench.pooling.workspace": ("pool_runs", "resume_adaptive", "is_adaptive"),
+})
 
 __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'trecbench.pooling' has no attribute {name!r}")
+    return attribute(__name__, _EXPORTS, name)
 
 
 def __dir__() -> list[str]:

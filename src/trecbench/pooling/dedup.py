@@ -97,14 +97,8 @@ def dedup_pool(pool: Any, corpus: Any, *, mode: str = "exact", threshold: float 
         corpus = open_corpus(corpus)
     c = pool.candidates.reset_index(drop=True)
     uniq = pd.unique(c["doc_id"].to_numpy(dtype=object))
-    texts: dict[str, str] = {}
-    missing = []
-    for docid in uniq:
-        doc = corpus.get(docid)
-        if doc is None:
-            missing.append(docid)
-        else:
-            texts[docid] = normalise(doc.text)
+    found, missing = corpus.lookup(uniq)
+    texts = {docid: normalise(doc.text) for docid, doc in found}
     # Exact: one key per distinct normalised text; a missing document is its own key.
     key_of = {d: hashlib.blake2b(t.encode("utf-8"), digest_size=16).hexdigest() for d, t in texts.items()}
     key = np.array([key_of.get(d, "missing:" + d) for d in c["doc_id"].to_numpy(dtype=object)], dtype=object)

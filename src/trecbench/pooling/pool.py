@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from trecbench.outputs import write_output
+from trecbench._shown import some
 from trecbench.errors import InputError, Problem
 from trecbench.pooling.rank import RunInfo, RunLike, read_runs
 from trecbench.pooling.strategies import get_strategy
@@ -242,23 +243,19 @@ def _only_topics(qids, docs, rank, run, topics: list[str], infos: list[RunInfo],
         absent = pc.unique(qids.filter(pa.array((run == i) & ~keep))).to_pylist()
         if absent:
             problems.append(Problem(info.path or info.name, 0, f"{len(absent)} topic(s) not in {where}, not pooled: "
-                                                                f"{_some(sorted(map(str, absent)))}"))
+                                                                f"{some(sorted(map(str, absent)))}"))
     mask = pa.array(keep)
     pooled = set(pc.unique(qids.filter(mask)).to_pylist())
     unpooled = sorted(set(wanted) - pooled)
     if unpooled:
         problems.append(Problem(where, 0, f"{len(unpooled)} topic(s) retrieved by no run, nothing to pool: "
-                                          f"{_some(unpooled)}"))
+                                          f"{some(unpooled)}"))
     return qids.filter(mask), docs.filter(mask), rank[keep], run[keep], problems
 
 
 def _strings(arr) -> pd.Series:
     """A pyarrow string array as a pandas string column (no Python object per value)."""
     return pd.Series(arr.to_pandas(), copy=False) if len(arr) else pd.Series([], dtype=object)
-
-
-def _some(items: Sequence[str], limit: int = 10) -> str:
-    return " ".join(items[:limit]) + (" ..." if len(items) > limit else "")
 
 
 def _positions(sorted_codes: np.ndarray) -> np.ndarray:

@@ -446,17 +446,17 @@ def _cost_per_1000(ws, judge_id: int) -> float | None:
 
 def format_table(result: Validation) -> str:
     """The terminal table: one line per judge (best first), then the thresholds and published context."""
+    from trecbench.evaluation.output import aligned
+
     lines = [f"validation pool {result.pool!r}: {result.pairs} pairs with human grades ({result.reference}) "
              f"over {result.topics} topics; {result.runs} runs ranked by {result.measure}; "
              f"relevant from grade {result.threshold}; 95% bootstrap over topics ({result.bootstrap} draws, "
              f"seed {result.seed})"]
     header = ["rank", "judge", "pairs", "kappa", "kappa_bin", f"tau({result.measure})", "$/1000", "verdict"]
-    rows = [header]
-    for i, j in enumerate(result.judges, 1):
-        rows.append([str(i), j.judge, str(j.pairs), _fmt(j.kappa), _fmt(j.kappa_binary), _fmt(j.tau),
-                     "-" if j.cost_per_1000 is None else f"{j.cost_per_1000:.4f}", j.verdict])
-    widths = [max(len(r[c]) for r in rows) for c in range(len(header))]
-    lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    rows = [[str(i), j.judge, str(j.pairs), _fmt(j.kappa), _fmt(j.kappa_binary), _fmt(j.tau),
+             "-" if j.cost_per_1000 is None else f"{j.cost_per_1000:.4f}", j.verdict]
+            for i, j in enumerate(result.judges, 1)]
+    lines += aligned(header, rows, left=len(header))  # every column left-aligned
     for j in result.judges:
         lines.append(f"\n{j.judge}: confusion (rows human, columns model)")
         lines.append(j.confusion.to_string())

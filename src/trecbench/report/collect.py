@@ -372,7 +372,6 @@ def natural_key(value: Any) -> tuple:
 def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
     from trecbench.evaluation.answers import evaluate_answers
     from trecbench.evaluation.duplicates import duplicate_groups
-    from trecbench.evaluation.topic_scores import some
     from trecbench.nuggets.store import workspace_nuggets
 
     section = AnswersSection(files=[str(a) for a in options.answers])
@@ -395,24 +394,13 @@ def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
                                   "trecbench nuggets list -w BENCH")
         return section
     section.table = score_table(scores.frame, iterations=options.iterations, seed=options.seed, alpha=options.alpha)
-    if scores.no_vital:
-        section.notes.append(f"{len(scores.no_vital)} topic(s) without vital nuggets have no V_strict or V: "
-                             f"{some(scores.no_vital)}")
-    for run, qid, error in scores.incomplete:
-        section.notes.append(f"{run}, topic {qid}: assignment incomplete, not scored ({error})")
-    for run, qids in scores.missing.items():
-        if qids:
-            section.notes.append(f"{run}: {len(qids)} topic(s) with nuggets not answered, scored 0: {some(qids)}")
-    for run, qids in scores.unjudged.items():
-        if qids:
-            section.notes.append(f"{run}: {len(qids)} answered topic(s) without nuggets, not scored: {some(qids)}")
+    section.notes.extend(scores.messages())  # what `eval answers` says about the same scores
     return section
 
 
 def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
     from trecbench.evaluation.duplicates import duplicate_groups
     from trecbench.evaluation.evidence import evaluate_evidence, evidence_from_nuggets, read_evidence
-    from trecbench.evaluation.topic_scores import some
     from trecbench.nuggets.store import workspace_nuggets
     from trecbench.report import plots
 
@@ -438,18 +426,10 @@ def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
         return section
     scores = evaluate_evidence(items, list(options.contexts), k=options.k, permissions=options.permissions,
                                duplicates=duplicate_groups(ws, options.pool))
-    for d in scores.dropped:
-        what = "no longer required" if d.item_dropped else "its other alternatives still count"
-        section.notes.append(f"topic {d.qid}, item {d.item}: not permitted to see {', '.join(d.sources)}; {what}")
+    section.notes.extend(scores.messages())  # what `eval evidence` says about the same scores
     section.table = score_table(scores.frame, iterations=options.iterations, seed=options.seed, alpha=options.alpha)
     section.funnel = scores.stage_summary()
     section.funnel_svg = plots.funnel_plot(section.funnel)
-    if scores.no_evidence:
-        section.notes.append(f"{len(scores.no_evidence)} topic(s) have no required evidence, left out of the means: "
-                             f"{some(scores.no_evidence)}")
-    for run, qids in scores.missing.items():
-        if qids:
-            section.notes.append(f"{run}: {len(qids)} evidence topic(s) not in the contexts, scored 0: {some(qids)}")
     return section
 
 

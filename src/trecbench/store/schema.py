@@ -173,15 +173,32 @@ def create(path: Path) -> None:
 
 
 def check_file(path: Path) -> None:
-    """Refuse, before SQLite opens it, a file that is empty, not SQLite, or shorter than its header says."""
+    """Refuse, before SQLite opens it, a file that cannot be read or is empty; from its size alone.
+
+    The database file is never opened outside SQLite while this process may hold a connection to it: on
+    POSIX, closing any descriptor of a file releases every lock the process holds on it, SQLite's
+    included, and another process would then take a database in use for an unused one (and checkpoint
+    and delete its WAL under the connections still writing to it). What is wrong with a file SQLite
+    refuses is told from its header by `explain_unreadable`, once SQLite has refused it.
+    """
+    try:
+        size = path.stat().st_size
+    except OSError as e:
+        _broken(path, f"cannot read the database file: {e.strerror or e}")
+    if size == 0:
+        _broken(path, "the database file is empty (0 bytes), not a trecbench database")
+
+
+def explain_unreadable(path: Path) -> None:
+    """Why SQLite cannot read the file, as its header tells: not SQLite, a damaged header, or cut short
+    (BrokenDatabase); returns when the header shows nothing wrong. Only for a file SQLite has refused
+    (see `check_file`: reading it here releases the process's locks on it)."""
     try:
         size = path.stat().st_size
         with open(path, "rb") as f:
             header = f.read(100)
     except OSError as e:
         _broken(path, f"cannot read the database file: {e.strerror or e}")
-    if size == 0:
-        _broken(path, "the database file is empty (0 bytes), not a trecbench database")
     if not header.startswith(_HEADER):
         _broken(path, "not an SQLite database (the file does not start with SQLite's header)")
     if len(header) < 100:
@@ -206,9 +223,15 @@ def check_and_migrate(conn: sqlite3.Connection, path: Path) -> int:
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
         tables = dict(_tables(conn))
     except sqlite3.DatabaseError as e:
+        if not isinstance(e, sqlite3.OperationalError):  # not a database, or malformed; not busy or locked
+            explain_unreadable(path)
         _broken(path, f"SQLite cannot read the database ({e})")
+    size = path.stat().st_size
+    if size % page_size:  # SQLite reads a last page cut short as if the rest were zeros
+        _broken(path, f"the database file is cut short ({size} bytes, not a whole number of {page_size}-byte pages)")
     newest = len(MIGRATIONS)
     if app_id not in (0, APPLICATION_ID) or version == 0 or not set(tables) & set(expected_tables(1)):
         _broken(path, "an SQLite database, but not a trecbench workspace's (no trecbench schema)")

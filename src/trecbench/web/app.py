@@ -51,6 +51,7 @@ def create_app(workspace: str | os.PathLike | Workspace, *, require_token: bool,
     adds names, e.g. a reverse proxy's). `require_token` must be true whenever it listens beyond loopback;
     `pool` names the pool to judge (default: the newest)."""
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+    ws.durable = True  # a person's grade is flushed to disk before the page says it is saved
     ws.pool(pool)  # an unknown pool is refused before anything listens
     bench = Bench(ws, require_token=require_token, double=double, lease_seconds=lease_seconds, pool=pool)
     secret = auth.session_secret(ws)

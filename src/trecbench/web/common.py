@@ -50,6 +50,7 @@ class Bench:
         self.tally = Tally(self.per_pair)
         self.topics = Topics()
         self._memo: dict[tuple, tuple[tuple, Any]] = {}  # views kept until what they show changes (`memo`)
+        self._grade_rows: dict[str, tuple] = {}  # each topic's judgment rows read so far (`relevant`)
 
     def pool(self) -> Pool | None:
         """The pool being judged (--pool, else the newest)."""
@@ -104,12 +105,25 @@ class Bench:
         return found[1]
 
     def relevant(self, qid: str) -> list[tuple[str, int]]:
-        """The topic's judged-relevant (docid, grade), as nugget linking offers them; read again only when
-        the topic has a judgment it did not have before."""
-        from trecbench.nuggets.relevant import relevant_by_topic
+        """The topic's judged-relevant (docid, grade), as nugget linking offers them (`relevant_by_topic`);
+        chosen again only when the topic has a judgment it did not have before, from the rows kept so far
+        and those recorded since (rows are only added; a workspace whose newest row is older than the kept
+        ones is read again in full)."""
+        from trecbench.nuggets.relevant import relevant_in_rows
 
-        return self.memo(("relevant", qid), self.topic_version(qid),
-                         lambda: relevant_by_topic(self.ws, qid=qid).get(qid, []))
+        version = self.topic_version(qid)
+
+        def make() -> list[tuple[str, int]]:
+            kept = self._grade_rows.get(qid, ())
+            newest = max((r[0] for r in kept), default=0)
+            if newest > version[0]:
+                kept, newest = (), 0
+            # a new tuple, never one changed in place: another thread may be reading the kept one
+            rows = kept + tuple(self.ws.grade_rows(qid=qid, after=newest))
+            self._grade_rows[qid] = rows
+            return relevant_in_rows(rows).get(qid, [])
+
+        return self.memo(("relevant", qid), version, make)
 
     def nugget_store(self):
         """The workspace's NuggetStore, made again when the corpus changed (it hashes linked documents)."""

@@ -111,6 +111,39 @@ class StaticStrategy(Strategy):
         self._done.add(doc_id)
 
 
+class RunArms(Strategy):
+    """An adaptive strategy whose arms are the runs: it picks a run and judges that run's highest document
+    not judged yet. A document judged through another run is passed over at no cost (`_front`)."""
+
+    adaptive = True
+
+    def start(self, runs: Mapping[str, Sequence[str]], topic: str) -> None:
+        self._topic = topic
+        self._lists = [list(docs) for docs in runs.values()]
+        self._next_at = [0] * len(self._lists)
+        self._judged: dict[str, bool] = {}
+
+    def _front(self, run: int) -> list[bool]:
+        """Move `run` past the documents at its front judged already; their judgments, in its order."""
+        docs, at = self._lists[run], self._next_at[run]
+        seen = []
+        while at < len(docs) and docs[at] in self._judged:
+            seen.append(self._judged[docs[at]])
+            at += 1
+        self._next_at[run] = at
+        return seen
+
+    def _has_next(self, run: int) -> bool:
+        return self._next_at[run] < len(self._lists[run])
+
+    def _pull(self, run: int) -> tuple[str, str]:
+        return self._topic, self._lists[run][self._next_at[run]]
+
+    def record(self, query_id: str, doc_id: str, relevant: bool) -> None:
+        # every run whose next document this is sees it on its next step
+        self._judged[doc_id] = bool(relevant)
+
+
 def topic_order(strategy: StaticStrategy, runs: Mapping[str, Sequence[str]]) -> list[str]:
     """One topic's pool in the strategy's judging order (the same order a whole pool gets)."""
     lists = [list(docs) for docs in runs.values()]

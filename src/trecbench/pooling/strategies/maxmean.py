@@ -5,12 +5,12 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from trecbench.pooling.strategies import register
-from trecbench.pooling.strategies.base import Strategy
+from trecbench.pooling.strategies.base import RunArms
 
 
 @register
 @dataclass
-class MaxMean(Strategy):
+class MaxMean(RunArms):
     """MaxMean (MM), the Bayesian bandit of Losada, Parapar & Barreiro (SAC 2016; IP&M 2017), adaptive.
 
     Each run is an arm whose reward is the relevance of its next document. With a Beta(1, 1) prior the
@@ -22,36 +22,23 @@ class MaxMean(Strategy):
 
     name = "maxmean"
     summary = "adaptive, the run with the best mean so far"
-    adaptive = True
     citation = ("D. E. Losada, J. Parapar and A. Barreiro. Feeling lucky? Multi-armed bandits for ordering judgements "
                 "in pooling-based evaluation. SAC 2016; Multi-armed bandits for adjudicating documents in "
                 "pooling-based evaluation of information retrieval systems. IP&M 53(5), 2017.")
 
     def start(self, runs: Mapping[str, Sequence[str]], topic: str) -> None:
-        self._topic = topic
-        self._lists = [list(docs) for docs in runs.values()]
-        self._next_at = [0] * len(self._lists)
+        super().start(runs, topic)
         self._relevant = [0] * len(self._lists)
         self._seen = [0] * len(self._lists)
-        self._judged: dict[str, bool] = {}
 
     def next(self) -> tuple[str, str] | None:
         best, best_mean = None, -1.0
-        for r, docs in enumerate(self._lists):
-            at = self._next_at[r]
-            while at < len(docs) and docs[at] in self._judged:  # free observations
-                self._relevant[r] += self._judged[docs[at]]
-                self._seen[r] += 1
-                at += 1
-            self._next_at[r] = at
-            if at < len(docs):
+        for r in range(len(self._lists)):
+            free = self._front(r)  # free observations
+            self._relevant[r] += sum(free)
+            self._seen[r] += len(free)
+            if self._has_next(r):
                 mean = (self._relevant[r] + 1) / (self._seen[r] + 2)
                 if mean > best_mean:
                     best, best_mean = r, mean
-        if best is None:
-            return None
-        return self._topic, self._lists[best][self._next_at[best]]
-
-    def record(self, query_id: str, doc_id: str, relevant: bool) -> None:
-        # The pulled run (and any other run whose next document this is) sees it on its next step.
-        self._judged[doc_id] = bool(relevant)
+        return None if best is None else self._pull(best)

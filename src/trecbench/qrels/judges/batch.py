@@ -1,13 +1,15 @@
 """Judging through the provider's batch interface: the same requests as live judging, sent as one batch,
 their replies applied exactly as live ones.
 
-Each run first collects the judge's finished batches: readable replies go into the reply cache (at the
-batch price), unreadable ones and failed requests into the call log. Then every task whose requests are
-all answered, or were in a collected batch, is judged by the live loop (`judge`): replies come from the
-cache through the same parser and failure rules: a batch reply that cannot be read is replayed and
-re-asked live as any unreadable reply is, then recorded as a failure; a request that failed in the batch
-is asked live. The tasks left, never
-batched, go into a new batch; tasks whose batch is still running wait for the next run.
+Each run first collects the judge's finished batches: every reply goes into the reply cache (at the
+batch price), every request without one (errored, expired, canceled, or with no readable result line)
+into the call log as a failed call. Then every task whose requests are all answered is judged by the
+live loop (`judge`): replies come from the cache through the same parser and failure rules, and a batch
+reply that cannot be read is replayed and re-asked live as any unreadable reply is, then recorded as a
+failure. A task with a request that failed in a batch collected by this run is recorded as failed (as a
+live call that failed is); the next run asks it again, in its next batch. The tasks left, never
+answered, go into a new batch (several when they pass the provider's limits); tasks whose batch is
+still running wait for the next run.
 """
 from __future__ import annotations
 
@@ -30,10 +32,11 @@ class BatchReport:
     report: Report = field(default_factory=Report)
     collected: list[tuple[str, int, float]] = field(default_factory=list)  # (batch id, replies read, $)
     usage: Usage = field(default_factory=Usage)  # the collected batches' replies
-    submitted: tuple[str, int] | None = None  # (batch id, requests)
+    submitted: list[tuple[str, int]] = field(default_factory=list)  # (batch id, requests) of each new batch
     waiting: list[tuple[str, str, int, int]] = field(default_factory=list)  # (batch id, status, done, total)
     waiting_docs: int = 0
     found_again: list[str] = field(default_factory=list)  # batches whose id was not written down before
+    unreadable: list[str] = field(default_factory=list)  # result lines that could not be read ("where: why")
 
     @property
     def batch_cost(self) -> float:
@@ -49,7 +52,7 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
     `llm` is the run's client (its cache is the workspace database); `api` the provider's batch endpoints
     (default: `batch_api(llm.config)`).
     """
-    from trecbench.llm.batch import BatchLedger, BatchRequest, batch_api
+    from trecbench.llm.batch import BatchLedger, BatchRefused, BatchRequest, batch_api, split_batch
     from trecbench.llm.errors import ParseError
 
     if llm.cache is None:
@@ -83,9 +86,10 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
             return exc.reason if isinstance(exc, ParseError) else str(exc)
         return None
 
-    for row, token, batch_id, state in ledger.open_batches(PURPOSE):
+    failed: dict[str, str] = {}  # {key: why} of requests that failed in the batches collected now
+    for row, _, batch_id, state in ledger.open_batches(PURPOSE):
         if state == "submitting":  # stopped between writing it down and hearing the provider's id
-            batch_id = api.find(token)
+            batch_id = api.find(ledger.pending(row))
             if batch_id is None:
                 ledger.forget(row)
                 continue
@@ -96,29 +100,43 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
         if not st.finished:
             out.waiting.append((batch_id, st.status, st.completed + st.failed, st.total))
             continue
-        read, usage = ledger.collect(row, st, api.results(st), purpose=PURPOSE, price_model=llm.price_model,
-                                     priced=llm.priced, readable=unreadable)
-        out.collected.append((batch_id, read, usage.cost))
-        out.usage += usage
+        lines = api.results(st)
+        out.unreadable += lines.unreadable
+        done = ledger.collect(row, st, lines.results, purpose=PURPOSE, price_model=llm.price_model,
+                              priced=llm.priced, readable=unreadable)
+        out.collected.append((batch_id, done.read, done.usage.cost))
+        out.usage += done.usage
+        failed.update(done.failed)
 
     batched = ledger.keys(PURPOSE)
-    live, fresh = [], []
+    live, fresh, failures = [], [], []
     for task, reqs in planned:
+        cached = [llm.cache.get(r.key) is not None for r in reqs]
         if any(batched.get(r.key) in ("submitting", "submitted") for r in reqs):
             out.waiting_docs += len(task.docids)
-        elif all(r.key in batched or llm.cache.get(r.key) is not None for r in reqs):
-            live.append(task)  # answered, or batched and to be asked live: the live loop decides
+        elif all(cached):
+            live.append(task)  # answered (read or not): the live loop decides
+        elif any(r.key in failed for r, c in zip(reqs, cached) if not c):
+            why = next(failed[r.key] for r, c in zip(reqs, cached) if not c and r.key in failed)
+            failures += [one._fail(task.qid, docid, why) for docid in task.docids]
         else:
-            fresh.append((task, reqs))
+            fresh.append((task, reqs))  # never asked, or failed in an earlier run's batch: the next batch
+    if failures:
+        ws.record_many(failures)
     out.report = await judge(ws, llm, prompt, live, judge_id, samples=samples, examples=examples, corpus=corpus,
                              on_progress=on_progress)
+    out.report.failed[:0] = [(j.qid, j.docid, j.error or "") for j in failures]
     out.report.usage += out.usage
     if submit and fresh:
         unique = {r.key: r for _, reqs in fresh for r in reqs if llm.cache.get(r.key) is None}
-        requests = list(unique.values())
-        row, token = ledger.begin(llm.config.model, PURPOSE, requests)
-        batch_id = api.submit(requests, token)
-        ledger.submitted(row, batch_id)
-        out.submitted = (batch_id, len(requests))
+        for part in split_batch(list(unique.values()), api.max_requests, api.max_bytes):
+            row, token = ledger.begin(llm.config.model, PURPOSE, part)
+            try:
+                batch_id = api.submit(part, token)
+            except BatchRefused:
+                ledger.forget(row)  # the provider answered with a refusal: there is no batch to find again
+                raise
+            ledger.submitted(row, batch_id)
+            out.submitted.append((batch_id, len(part)))
         out.waiting_docs += sum(len(t.docids) for t, _ in fresh)
     return out

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable, Iterable
 
+from trecbench._concurrent import work_through
 from trecbench.errors import InputError
 from trecbench.store import Judge, Judgment, Workspace, text_hash
 
@@ -227,6 +228,17 @@ class _Judger:
         return grades
 
 
+def _stop(report: Report, error: Exception, stop: asyncio.Event) -> None:
+    """A budget reached or a model error no call can get past: say why and let no new call start (a fatal
+    error is raised once the calls under way are done)."""
+    from trecbench.llm import ModelCallError
+
+    if isinstance(error, ModelCallError):
+        report.fatal = report.fatal or error
+    report.stopped = str(error)
+    stop.set()
+
+
 async def judge(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task], judge_id: Judge, *,
                 samples: int = 1, examples: dict[str, list[Example]] | None = None, corpus=None,
                 on_progress: Callable[[Report, int], None] | None = None) -> Report:
@@ -236,32 +248,18 @@ async def judge(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task], judge
     report = Report()
     one = _Judger(ws, llm, prompt, judge_id, samples=samples, examples=examples, corpus=corpus or ws.corpus(),
                   report=report)
-    queue: asyncio.Queue[Task] = asyncio.Queue()
-    for t in tasks:
-        queue.put_nowait(t)
     stop = asyncio.Event()
 
-    async def worker() -> None:
-        while not stop.is_set():
-            try:
-                task = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            try:
-                await one(task)
-            except BudgetExceeded as e:
-                report.stopped = str(e)
-                stop.set()
-            except ModelCallError as e:  # fatal: the task's passages are left unjudged, nothing is recorded
-                report.fatal = report.fatal or e
-                report.stopped = str(e)
-                stop.set()
-            finally:
-                if on_progress:
-                    on_progress(report, len(task.docids))
+    async def judge_task(task: Task) -> None:
+        try:
+            await one(task)
+        except (BudgetExceeded, ModelCallError) as e:  # a fatal one leaves the task's passages unjudged, unrecorded
+            _stop(report, e, stop)
+        finally:
+            if on_progress:
+                on_progress(report, len(task.docids))
 
-    workers = max(1, getattr(llm.config, "concurrency", 8))
-    await asyncio.gather(*(worker() for _ in range(workers)))
+    await work_through(tasks, judge_task, workers=getattr(llm.config, "concurrency", 8), stop=stop)
     if report.fatal is not None:
         raise report.fatal
     return report
@@ -287,45 +285,30 @@ async def judge_adaptive(ws: Workspace, llm, prompt: Prompt, pool, judge_id: Jud
                   report=report)
     done = done or {}
     stop = asyncio.Event()
-    queue: asyncio.Queue[str] = asyncio.Queue()
-    for qid in pool.topics:
-        queue.put_nowait(qid)
 
-    async def topic_worker() -> None:
+    async def judge_topic(qid: str) -> None:
+        strategy = get_strategy(pool.info.strategy, **pool.info.params)
+        session = JudgingSession(pool, strategy, budget=budget, topics=[qid])
         while not stop.is_set():
+            nxt = session.next()
+            if nxt is None:
+                break
+            q, docid = nxt
+            if (q, docid) in done:
+                report.skipped += 1
+                session.record(q, docid, done[(q, docid)] >= relevant_grade)
+                continue
             try:
-                qid = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            strategy = get_strategy(pool.info.strategy, **pool.info.params)
-            session = JudgingSession(pool, strategy, budget=budget, topics=[qid])
-            while not stop.is_set():
-                nxt = session.next()
-                if nxt is None:
-                    break
-                q, docid = nxt
-                if (q, docid) in done:
-                    report.skipped += 1
-                    session.record(q, docid, done[(q, docid)] >= relevant_grade)
-                    continue
-                try:
-                    grades = await one(Task(q, (docid,)))
-                except BudgetExceeded as e:
-                    report.stopped = str(e)
-                    stop.set()
-                    break
-                except ModelCallError as e:  # fatal (see `judge`)
-                    report.fatal = report.fatal or e
-                    report.stopped = str(e)
-                    stop.set()
-                    break
-                grade = grades.get(docid)
-                session.record(q, docid, grade is not None and grade >= relevant_grade)
-                if on_progress:
-                    on_progress(report, 1)
+                grades = await one(Task(q, (docid,)))
+            except (BudgetExceeded, ModelCallError) as e:  # fatal ones as in `judge`
+                _stop(report, e, stop)
+                break
+            grade = grades.get(docid)
+            session.record(q, docid, grade is not None and grade >= relevant_grade)
+            if on_progress:
+                on_progress(report, 1)
 
-    workers = max(1, getattr(llm.config, "concurrency", 8))
-    await asyncio.gather(*(topic_worker() for _ in range(workers)))
+    await work_through(pool.topics, judge_topic, workers=getattr(llm.config, "concurrency", 8), stop=stop)
     if report.fatal is not None:
         raise report.fatal
     return report

@@ -55,10 +55,3 @@ def note(message: str, progress: bool) -> None:
         from tqdm import tqdm
 
         tqdm.write(message, file=sys.stderr)
-
-
-def progress_bar(progress: bool, **kwargs):
-    """A tqdm bar on stderr (a no-op one when progress is off)."""
-    from tqdm import tqdm
-
-    return tqdm(disable=not progress, file=sys.stderr, dynamic_ncols=True, leave=False, **kwargs)

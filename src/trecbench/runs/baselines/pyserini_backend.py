@@ -27,7 +27,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from trecbench.runs.baselines.base import BM25Settings, note, progress_bar
+from trecbench._progress import progress_bar
+from trecbench.runs.baselines.base import BM25Settings, note
 
 VECTOR_OPTION = "--add-modules=jdk.incubator.vector"
 MIN_JAVA = 21

@@ -1,10 +1,14 @@
 """A campaign-sized workspace end to end: pool, judge llm --dry-run, qrels import and export, report, release.
 
-300 topics x 30 runs x depth 100 (synthetic, seeded; a topic's runs share documents, as real systems do)
+300 topics x 30 runs x depth 100 (synthetic, seeded; a topic's runs share documents, as real systems do:
+with NOISE 4.0 about 1,700 distinct candidates per topic, ~500k in all)
 over a corpus of 1,000,000 passages written as JSONL in a temporary folder. Every step is a `trecbench`
-command in its own process, timed end to end, with its peak RSS (os.wait4's ru_maxrss). The corpus is
-only ever read through its byte-offset index: a last step opens the corpus in a process of its own, looks
-up passages and prints the memory that took, the size of the index, against the size of the file.
+command in its own process, timed end to end, with its CPU time and peak RSS (os.wait4's rusage). The
+corpus is only ever read through its byte-offset index: a last step opens the corpus, and a copy of its
+first tenth, each in a process of its own, looks up the same passages by id in both and prints the memory
+that took and the size of the index, against the size of the file. Another counts the prompt tokens of the
+dry run's first calls twice, with litellm.token_counter and with the dry run's own counter, and prints
+both times and whether the totals agree.
 
     python benchmarks/campaign.py [--topics 300 --runs 30 --depth 100 --passages 1000000 --batch 10 --keep DIR]
 """
@@ -20,6 +24,7 @@ import time
 from pathlib import Path
 
 WORDS = 4000  # vocabulary of the generated passages
+NOISE = 4.0  # how much the runs disagree about a passage's quality (its own quality ~ gamma(2, 1))
 
 
 def make_corpus(path: Path, passages: int, seed: int = 11) -> None:
@@ -54,7 +59,7 @@ def make_runs(folder: Path, qids: list[str], runs: int, depth: int, passages: in
     scores = np.arange(depth, 0, -1, dtype=np.float64) + 0.5
     paths = []
     for r in range(runs):
-        noisy = quality + rng.normal(0, 1.5, size=quality.shape)
+        noisy = quality + rng.normal(0, NOISE, size=quality.shape)
         top = np.argsort(-noisy, axis=1, kind="stable")[:, :depth]
         docids = np.take_along_axis(topic_docs, top, axis=1)
         path = folder / f"run{r:02d}.txt"
@@ -82,8 +87,8 @@ def make_judgments(path: Path, pool_file: Path, share: int) -> int:
     return n
 
 
-def step(name: str, args: list[str], env: dict, log: Path) -> tuple[float, float]:
-    """Run `trecbench ARGS` in its own process: (seconds, peak RSS in MB); exits if it fails."""
+def step(name: str, args: list[str], env: dict, log: Path) -> tuple[float, float, float]:
+    """Run `trecbench ARGS` in its own process: (seconds, CPU seconds, peak RSS in MB); exits if it fails."""
     start = time.perf_counter()
     with open(log, "ab") as out:
         proc = subprocess.Popen([sys.executable, "-m", "trecbench.cli", *args], stdout=out, stderr=out, env=env)
@@ -92,7 +97,57 @@ def step(name: str, args: list[str], env: dict, log: Path) -> tuple[float, float
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         sys.exit(f"{name}: exit status {code}; see {log}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+# Run in a process of its own: open a corpus, read passages by id, print the peak RSS that took.
+LOOKUPS = """
+import os, resource, sys
+from trecbench.corpus import open_corpus
+peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+rss = lambda: int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+before, peak_before = rss(), peak()
+corpus = open_corpus(sys.argv[1])
+texts = [corpus.get(f"p{i:07d}").text for i in range(0, int(sys.argv[2]), 97)]
+index = corpus.path.with_name(corpus.path.name + ".idx").stat().st_size
+print(f"{len(corpus):>9,} passages, {index / len(corpus):.1f} B/passage of index ({type(corpus.index).__name__}), "
+      f"read {len(texts):,} by id: RSS +{rss() - before:.1f} MB, peak RSS +{peak() - peak_before:.1f} MB")
+"""
+
+# Run in a process of its own: the dry run's first calls, their prompt tokens counted by litellm and by
+# the dry run's counter (trecbench.llm.cost.PromptCounter), in turns, on the same messages.
+COUNTING = """
+import sys, time
+from trecbench.store import Workspace
+from trecbench.llm.cost import PromptCounter
+from trecbench.pooling.estimate import _litellm
+from trecbench.qrels.judges.llm import passage_text, plan_tasks
+from trecbench.qrels.judges.prompts import build_messages, load_prompt
+from trecbench.qrels.judges.run import candidates
+ws, model = Workspace(sys.argv[1]), sys.argv[2]
+tasks, _ = plan_tasks(candidates(ws, None), set(), int(sys.argv[3]))
+corpus, topics, prompt = ws.corpus(), ws.topics(), load_prompt(None)
+calls = [build_messages(prompt, topics[t.qid].text, [passage_text(corpus.get(d)) for d in t.docids])
+         for t in tasks[: int(sys.argv[4])]]
+litellm = _litellm()
+counter = PromptCounter(model, litellm)
+litellm.token_counter(model=model, messages=calls[0])
+spent, totals = {"litellm": 0.0, "counter": 0.0}, {"litellm": 0, "counter": 0}
+for start in range(0, len(calls), 100):
+    for name, count in (("litellm", lambda m: litellm.token_counter(model=model, messages=m)), ("counter", counter)):
+        t = time.perf_counter()
+        totals[name] += sum(count(m) for m in calls[start:start + 100])
+        spent[name] += time.perf_counter() - t
+ms = {k: v / len(calls) * 1000 for k, v in spent.items()}
+print(f"{len(calls):,} calls: litellm.token_counter {ms['litellm']:.2f} ms a call, the dry run's counter "
+      f"{ms['counter']:.2f} ms a call; {totals['counter']:,} tokens, "
+      + ("the same total" if totals["litellm"] == totals["counter"] else f"litellm counts {totals['litellm']:,}"))
+"""
+
+
+def python(code: str, args: list, env: dict) -> str:
+    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, env=env)
+    return out.stdout.strip() or out.stderr.strip()
 
 
 def main() -> None:
@@ -121,11 +176,11 @@ def main() -> None:
         print(f"generated in {time.perf_counter() - t:.1f} s: {args.passages:,} passages ({corpus_mb:.0f} MB JSONL), "
               f"{args.topics} topics, {args.runs} runs x depth {args.depth}")
         ws = root / "bench"
-        print(f"{'step':<26}{'seconds':>9}{'peak RSS MB':>13}", flush=True)
+        print(f"{'step':<26}{'seconds':>9}{'CPU s':>8}{'peak RSS MB':>13}", flush=True)
 
         def timed(name: str, cmd: list[str]) -> None:
-            seconds, rss = step(name, cmd, env, log)
-            print(f"{name:<26}{seconds:>9.1f}{rss:>13.0f}", flush=True)
+            seconds, cpu, rss = step(name, cmd, env, log)
+            print(f"{name:<26}{seconds:>9.1f}{cpu:>8.1f}{rss:>13.0f}", flush=True)
 
         timed("init", ["init", str(ws), "--corpus", str(corpus), "--topics", str(root / "topics.tsv")])
         timed("pool", ["pool", *map(str, runs), "--depth", str(args.depth), "-w", str(ws), "-o", str(root / "pool.tsv")])
@@ -139,12 +194,15 @@ def main() -> None:
         timed("qrels export", ["qrels", "export", "-w", str(ws), "-o", str(root / "qrels.txt")])
         timed("report", ["report", "-w", str(ws), "--runs", *map(str, runs), "-o", str(root / "report.html"), "--quiet"])
         timed("release", ["release", "-w", str(ws), "--version", "v1", "-o", str(root / "release-v1")])
-        probe = ("import resource, sys; from trecbench.corpus import open_corpus; "
-                 "r = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024; before = r(); "
-                 "c = open_corpus(sys.argv[1]); texts = [c.get(f'p{i:07d}').text for i in range(0, len(c), 997)]; "
-                 "print(f'opened {len(c):,} passages, read {len(texts):,} by id: peak RSS +{r() - before:.0f} MB')")
-        out = subprocess.run([sys.executable, "-c", probe, str(corpus)], capture_output=True, text=True, env=env)
-        print(f"corpus lookups through the offset index ({corpus_mb:.0f} MB file): {out.stdout.strip() or out.stderr}")
+        print("dry run's prompt tokens, counted twice:", python(COUNTING, [ws, "openai/gpt-4o-mini", args.batch, 2000],
+                                                              env))
+        tenth = root / "corpus-tenth.jsonl"
+        with open(corpus, "rb") as src, open(tenth, "wb") as out:
+            out.writelines(line for _, line in zip(range(args.passages // 10), src))
+        print(f"corpus lookups through the offset index ({corpus_mb:.0f} MB file, and its first tenth):")
+        for path in (corpus, tenth):
+            python("from trecbench.corpus import open_corpus; import sys; open_corpus(sys.argv[1])", [path], env)
+            print("  " + python(LOOKUPS, [path, args.passages // 10], env), flush=True)
         print("\n".join(line for line in log.read_text(errors="replace").splitlines() if line.startswith("dry run:")))
     finally:
         if args.keep is None:

@@ -4,10 +4,12 @@ Each deployment is a loopback OpenAI-compatible server (tests/llm_server.py) tha
 `--slots` requests at a time, 200 ms each, like a GPU server with a fixed batch: one deployment's
 capacity is slots / latency calls per second. The judging runs the real command (`trecbench judge llm`,
 in this process) at concurrency 8 per deployment over a fresh workspace, and prints calls per second,
-the share of the fleet's capacity, and the attempts the call log recorded. The last row kills one of
-three deployments after it has answered a quarter of the calls.
+the share of the fleet's capacity, and the attempts the call log recorded. The last two rows take one of
+three deployments down after it has answered a quarter of the calls: "dies" stops its server (it refuses
+connections, those it held are cut), "hangs" keeps it listening but it never answers again (its calls
+wait for `--timeout`).
 
-    python benchmarks/fleet.py [--calls 400 --latency 0.2 --slots 4]
+    python benchmarks/fleet.py [--calls 400 --latency 0.2 --slots 4 --timeout 10]
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ def make_bench(folder: Path, docs: int) -> Path:
     return ws
 
 
-def server(latency: float, slots: int, answered: list, die_after: int | None = None):
+def server(latency: float, slots: int, answered: list, die_after: int | None = None, how: str = "dies"):
     from llm_server import LLMServer, hang
 
     srv = LLMServer()
@@ -54,10 +56,10 @@ def server(latency: float, slots: int, answered: list, die_after: int | None = N
     def handler(body):
         with lock:
             if die_after is not None and answered[0] >= die_after:
-                if answered[0] == die_after:
+                if answered[0] == die_after and how == "dies":
                     answered[0] += 1  # once
                     threading.Thread(target=srv.close, daemon=True).start()
-                return hang(30)
+                return hang(600)
         with gate:
             time.sleep(latency)
         with lock:
@@ -70,7 +72,7 @@ def server(latency: float, slots: int, answered: list, die_after: int | None = N
     return srv
 
 
-def measure(n: int, calls: int, latency: float, slots: int, kill: bool = False) -> dict:
+def measure(n: int, calls: int, latency: float, slots: int, kill: str = "", timeout: float = 10.0) -> dict:
     from click.testing import CliRunner
 
     from trecbench.cli import cli
@@ -78,9 +80,9 @@ def measure(n: int, calls: int, latency: float, slots: int, kill: bool = False) 
     with tempfile.TemporaryDirectory() as tmp:
         ws = make_bench(Path(tmp), calls)
         counts = [[0] for _ in range(n)]
-        servers = [server(latency, slots, counts[i], calls // 4 if kill and i == 1 else None) for i in range(n)]
+        servers = [server(latency, slots, counts[i], calls // 4 if kill and i == 1 else None, kill) for i in range(n)]
         args = ["judge", "llm", "-w", str(ws), "--model", "openai/judge", "--api-key", "x", "--quiet",
-                "--concurrency", str(8 * n), "--timeout", "20"]
+                "--concurrency", str(8 * n), "--timeout", str(timeout)]
         for s in servers:
             args += ["--api-base", s.base_url]
         start = time.perf_counter()
@@ -103,14 +105,16 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=400)
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--slots", type=int, default=4)
+    ap.add_argument("--timeout", type=float, default=10.0)
     a = ap.parse_args()
-    print(f"{a.calls} calls of one passage; each deployment: {a.slots} at a time, {a.latency * 1000:.0f} ms each")
+    print(f"{a.calls} calls of one passage; each deployment: {a.slots} at a time, {a.latency * 1000:.0f} ms each; "
+          f"--timeout {a.timeout:g}")
     print(f"{'deployments':>11} {'concurrency':>11} {'calls/s':>8} {'of capacity':>11} {'judged':>7} {'paid':>5} "
           f"{'attempts':>8}")
     measure(2, 20, a.latency, a.slots)  # warm-up: imports and first connections are not timed below
-    for n, kill in ((1, False), (2, False), (3, False), (4, False), (3, True)):
-        r = measure(n, a.calls, a.latency, a.slots, kill)
-        label = f"{n}, 1 dies" if kill else str(n)
+    for n, kill in ((1, ""), (2, ""), (3, ""), (4, ""), (3, "dies"), (3, "hangs")):
+        r = measure(n, a.calls, a.latency, a.slots, kill, a.timeout)
+        label = f"{n}, 1 {kill}" if kill else str(n)
         print(f"{label:>11} {8 * n:>11} {r['rate']:>8.1f} {r['rate'] / r['capacity']:>10.0%} {r['judged']:>7} "
               f"{r['paid']:>5} {r['attempts']:>8}", flush=True)
 

@@ -167,7 +167,7 @@ class _Server(ThreadingHTTPServer):
 class LLMServer:
     """The running server: `.base_url`, `.script(...)`, `.requests`, `.max_in_flight`, `.close()`."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:  # a port of a server that stopped: it is back
         self._lock = threading.Lock()
         self._queue: deque[Behaviour] = deque()
         self._then: Behaviour | None = None
@@ -186,7 +186,7 @@ class LLMServer:
         self.anthropic_key = "test"
         self.anthropic_bodies: list[dict] = []
         self.anthropic_batches: dict[str, dict] = {}
-        self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _Server(("127.0.0.1", port), self._handler_class())
         self.port = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.anthropic_url = f"http://127.0.0.1:{self.port}"

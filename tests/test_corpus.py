@@ -84,10 +84,15 @@ def test_gzipped_jsonl_is_read_and_looked_up(tmp_path):
 def test_offset_index_holds_byte_offsets_not_text(tmp_path):
     path = write_jsonl(tmp_path / "c.jsonl", [{"id": "d1", "contents": "é" * 10}, {"id": "d2", "contents": "x"}])
     corpus = open_corpus(path)
-    assert corpus.offsets == {"d1": 0, "d2": len(path.read_bytes().split(b"\n")[0]) + 1}
+    second = len(path.read_bytes().split(b"\n")[0]) + 1
+    assert corpus.index.candidates("d1") == [0] and corpus.index.candidates("d2") == [second]
+    assert corpus.index.candidates("d3") == [] and corpus.get("d3") is None and "d3" not in corpus
     sidecar = tmp_path / "c.jsonl.idx"
-    assert json.loads(sidecar.read_text())["offsets"] == corpus.offsets
-    assert "é" not in sidecar.read_text(encoding="utf-8") and "\\u00e9" not in sidecar.read_text()
+    head, body = sidecar.read_bytes().split(b"\n", 1)
+    assert json.loads(head)["count"] == 2 and len(body) == 2 * 16 + 8  # 16 bytes a document (id hash, offset), a fence
+    assert "é".encode() not in body and b"d1" not in body
+    reopened = open_corpus(path)
+    assert reopened.get("d1") == Document("d1", "é" * 10) and len(reopened) == 2
 
 
 def test_second_open_reuses_the_index_without_scanning(tmp_path, monkeypatch):
@@ -102,7 +107,7 @@ def test_changed_file_rebuilds_a_stale_index(tmp_path):
     open_corpus(path)
     write_jsonl(path, [{"id": "new", "contents": "a longer replacement document"}])
     corpus = open_corpus(path)
-    assert list(corpus.offsets) == ["new"] and corpus.get("d1") is None
+    assert len(corpus) == 1 and corpus.get("new") is not None and corpus.get("d1") is None
 
 
 def test_index_is_kept_in_memory_when_it_cannot_be_written_or_is_not_wanted(tmp_path):
@@ -201,3 +206,40 @@ def test_every_corpus_command_help_has_an_example(command):
     result = CliRunner().invoke(cli, [*command, "--help"])
     assert result.exit_code == 0
     assert "trecbench corpus" in result.output.split("Example:")[1]
+
+
+def test_ids_that_share_a_hash_are_told_apart_and_duplicates_still_found(tmp_path, monkeypatch):
+    monkeypatch.setattr(trecbench.corpus, "id_hash", lambda docid: 7 if docid != "d9" else 3)  # every id collides
+    monkeypatch.setattr(trecbench.corpus, "BLOCK", 2)  # and the equal hashes fill several blocks of the file
+    path = write_jsonl(tmp_path / "c.jsonl", [{"id": f"d{i}", "contents": f"text {i}"} for i in range(9, 0, -1)])
+    for kind in ("OffsetIndex", "StoredIndex"):  # scanned, then read back from the index file
+        corpus = open_corpus(path)
+        assert type(corpus.index).__name__ == kind
+        assert [corpus.get(f"d{i}").text for i in range(1, 10)] == [f"text {i}" for i in range(1, 10)]
+        assert corpus.get("d10") is None and "d0" not in corpus and len(corpus) == 9
+    path.write_text(path.read_text() + '{"id": "d4", "contents": "again"}\n{"id": "d9", "contents": "again"}\n')
+    with pytest.raises(InputError) as e:
+        open_corpus(path)
+    assert str(e.value).splitlines() == [f"{path}:10: duplicate docid 'd4' (first on line 6)",
+                                         f"{path}:11: duplicate docid 'd9' (first on line 1)"]
+
+
+def test_an_index_of_the_earlier_format_is_rebuilt(tmp_path):
+    path = write_jsonl(tmp_path / "c.jsonl", FLAVOURS["pyserini"])
+    stat = path.stat()
+    (tmp_path / "c.jsonl.idx").write_text(json.dumps({"format": "trecbench-offsets/1", "size": stat.st_size,
+                                                      "mtime_ns": stat.st_mtime_ns, "layout": "jsonl",
+                                                      "offsets": {"d1": 0}}))
+    assert open_corpus(path).get("d2") == Document("d2", "second doc")
+    assert json.loads((tmp_path / "c.jsonl.idx").read_bytes().split(b"\n", 1)[0])["format"] == "trecbench-offsets/2"
+
+
+@pytest.mark.parametrize("block", [1, 3, 512])
+def test_every_id_is_found_through_the_stored_index(tmp_path, monkeypatch, block):
+    monkeypatch.setattr(trecbench.corpus, "BLOCK", block)
+    path = write_jsonl(tmp_path / "c.jsonl", [{"id": f"x{i}", "contents": f"text {i}"} for i in range(200)])
+    open_corpus(path)
+    corpus = open_corpus(path)
+    assert type(corpus.index).__name__ == "StoredIndex"
+    assert [corpus.get(f"x{i}").text for i in range(200)] == [f"text {i}" for i in range(200)]
+    assert corpus.get("x200") is None and corpus.get("") is None

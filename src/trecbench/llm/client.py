@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -390,8 +389,7 @@ class LLM:
                 await limiter.wait()
             async with semaphore:
                 try:
-                    # litellm enforces `timeout` per read; this deadline is the backstop for a server that trickles.
-                    response = await _deadline(self.transport(convo, params, cfg.timeout), cfg.timeout + 1.0)
+                    response = await self.transport(convo, params, cfg.timeout)  # a deadline included
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # classified below: nothing is swallowed
@@ -410,6 +408,8 @@ class LLM:
                     message,
                     model=cfg.model, status=status, attempts=attempt, fatal=verdict == "fatal",
                     retryable=verdict == "retry") from error
+            if getattr(error, "retry_elsewhere", False):
+                continue  # its deployment left the rotation and another is up: no reason to wait
             server_wait = retry_after(error)
             if server_wait is not None and status == 429:
                 self._hold_until = max(self._hold_until, time.monotonic() + server_wait)
@@ -474,13 +474,6 @@ class LLM:
         reply = int(limit) if limit else (round(total / n) if n else DEFAULT_COMPLETION_TOKENS)
         cost, known = call_cost(self.price_model, prompt, reply, self.prices) if self.priced else (0.0, False)
         return Estimate(key, prompt, reply, cost, known, False)
-
-
-async def _deadline(awaitable: Any, seconds: float) -> Any:
-    if sys.version_info >= (3, 11):  # asyncio.timeout needs no extra task per call, unlike wait_for
-        async with asyncio.timeout(seconds):
-            return await awaitable
-    return await asyncio.wait_for(awaitable, seconds)
 
 
 def _read(parse: Callable[[str], Any] | None, completion: Completion) -> Any:

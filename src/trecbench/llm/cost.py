@@ -98,16 +98,81 @@ def call_cost(model: str, prompt_tokens: int, completion_tokens: int,
     return float(prompt_cost) + float(completion_cost), True
 
 
+class PromptCounter:
+    """Prompt tokens of chat messages for one model, the numbers litellm.token_counter gives, counted faster.
+
+    litellm counts a conversation as a sum over its messages: a fixed part for each message's role and
+    fields, plus its tokenizer's count of each content string (counted in fixed-size chunks of the
+    string, so a string's count depends on the whole string). This counter asks litellm for its count
+    function once (not once a call), counts the fixed parts of a shape of conversation (its roles and
+    fields) once, and remembers the counts of the contents of every message but the last (a judge's
+    instructions, the same in every call), so each call tokenizes only its own text (the topic and its
+    passages), once. The first conversation of each shape is also counted by litellm.token_counter
+    itself; if the two disagree (another litellm), that shape is counted by litellm every time.
+    Content that is not a string (lists of parts) is always counted by litellm.token_counter.
+    """
+
+    MEMO = 256  # distinct remembered contents; the memo starts over when full
+
+    def __init__(self, model: str, litellm: Any = None):
+        self.model = model
+        self.litellm = litellm or load()
+        self.text = self._count_function()
+        self._fixed: dict[tuple, int | None] = {}  # a shape's fixed tokens, None where litellm counts
+        self._memo: dict[str, int] = {}
+
+    def _count_function(self) -> Any:
+        """litellm's own count of a text for this model (what token_counter(text=...) calls), else that call."""
+        try:
+            from litellm.litellm_core_utils.token_counter import _get_count_function
+
+            return _get_count_function(self.model, None)
+        except Exception:  # another litellm: the public call counts the same, only slower
+            return lambda text: int(self.litellm.token_counter(model=self.model, text=text))
+
+    def _content(self, text: str) -> int:
+        count = self._memo.get(text)
+        if count is None:
+            if len(self._memo) >= self.MEMO:
+                self._memo.clear()
+            count = self._memo[text] = int(self.text(text))
+        return count
+
+    def __call__(self, messages: Sequence[Mapping[str, Any]]) -> int:
+        messages = list(messages)
+        if not messages or not all(isinstance(m.get("content"), str) and all(isinstance(v, str) for v in m.values())
+                                   for m in messages):
+            return int(self.litellm.token_counter(model=self.model, messages=messages))
+        shape = tuple(tuple(sorted((k, v) for k, v in m.items() if k != "content")) for m in messages)
+        fixed = self._fixed.get(shape, -1)
+        if fixed is None:
+            return int(self.litellm.token_counter(model=self.model, messages=messages))
+        contents = [self._content(m["content"]) for m in messages[:-1]] + [int(self.text(messages[-1]["content"]))]
+        if fixed == -1:  # a new shape: its fixed part, checked against litellm's own count of this conversation
+            empty = [{**m, "content": ""} for m in messages]
+            fixed = int(self.litellm.token_counter(model=self.model, messages=empty))
+            whole = int(self.litellm.token_counter(model=self.model, messages=messages))
+            self._fixed[shape] = fixed if fixed + sum(contents) == whole else None
+            return whole
+        return fixed + sum(contents)
+
+
+@lru_cache(maxsize=16)
+def prompt_counter(model: str) -> PromptCounter:
+    """The PromptCounter of `model`, made once a process (litellm is imported for it)."""
+    return PromptCounter(model)
+
+
 def count_tokens(model: str, messages: Sequence[Mapping[str, Any]], *, import_litellm: bool = True) -> int:
-    """Prompt tokens of `messages` for `model` (litellm.token_counter; ~4 characters a token if that fails).
+    """Prompt tokens of `messages` for `model` (litellm.token_counter's count, see PromptCounter; ~4
+    characters a token if that fails).
 
     With `import_litellm=False` the approximation is used unless litellm is already imported.
     """
     if not import_litellm and not _litellm_loaded():
         return max(1, len(json.dumps(list(messages), ensure_ascii=False)) // 4)
-    litellm = load()
     try:
-        return int(litellm.token_counter(model=model, messages=list(messages)))
+        return prompt_counter(model)(messages)
     except Exception:
         return max(1, len(json.dumps(list(messages), ensure_ascii=False)) // 4)
 
@@ -116,9 +181,8 @@ def count_text_tokens(model: str, text: str, *, import_litellm: bool = True) -> 
     """Tokens of a plain text for `model` (same fallback and `import_litellm` as `count_tokens`)."""
     if not import_litellm and not _litellm_loaded():
         return max(1, len(text) // 4) if text else 0
-    litellm = load()
     try:
-        return int(litellm.token_counter(model=model, text=text))
+        return int(prompt_counter(model).text(text))
     except Exception:
         return max(1, len(text) // 4) if text else 0
 

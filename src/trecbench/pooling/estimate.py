@@ -1,8 +1,9 @@
 """What judging a pool by a model will cost, before anything is judged: judgments, calls, tokens, dollars.
 
 The one estimator of judging costs: `pool estimate` and `judge llm --dry-run` both use `estimate_tasks`.
-Offline: tokens are counted with litellm's token counter (the model's tokenizer when litellm has it
-locally, else tiktoken's) and prices come from litellm's bundled cost map
+Offline: tokens are counted as litellm's token counter counts them (the model's tokenizer when litellm
+has it locally, else tiktoken's; see trecbench.llm.cost.PromptCounter: the judge's instructions are
+counted once, each call's topic and passages once) and prices come from litellm's bundled cost map
 (`LITELLM_LOCAL_MODEL_COST_MAP=True`, set before litellm is imported, so nothing is fetched) or from
 prices given per million tokens.
 
@@ -149,15 +150,16 @@ def estimate_tasks(tasks: Sequence[Any], corpus: Any, topics: Mapping[str, Any],
     observed reply length (else counted from `typical_reply`). With `cache` (a ResponseCache) and
     `params` (the request's sampling parameters), calls the cache would answer are counted as cached.
     """
+    from trecbench.llm.cost import PromptCounter
     from trecbench.qrels.judges.llm import passage_text
     from trecbench.qrels.judges.prompts import build_messages, load_prompt
 
     prompt = prompt or load_prompt(None)
-    litellm = _litellm()
     with _offline_tokenizers():
+        counter = PromptCounter(model, _litellm())
         per_passage = reply_tokens_per_passage
         if per_passage is None:
-            per_passage = litellm.token_counter(model=model, text=typical_reply(batch)) / batch
+            per_passage = counter.text(typical_reply(batch)) / batch
         problems: list[Problem] = []
         missing_docs: list[str] = []
         missing_topics: set[str] = set()
@@ -187,7 +189,7 @@ def estimate_tasks(tasks: Sequence[Any], corpus: Any, topics: Mapping[str, Any],
                     row["cached_calls"] += 1
                     continue
                 if tokens_in is None:
-                    tokens_in = int(litellm.token_counter(model=model, messages=messages))
+                    tokens_in = counter(messages)
                 row["calls"] += 1
                 row["input_tokens"] += tokens_in
                 row["output_tokens"] += round(per_passage * len(texts))
@@ -223,9 +225,11 @@ def observed_reply_tokens(ws: Any, judge_name: str, model: str, samples: int = 1
     rows = ws.judge_replies(judge_name)
     if not rows:
         return None
-    litellm = _litellm()
+    from trecbench.llm.cost import PromptCounter
+
     with _offline_tokenizers():
-        tokens = sum(int(litellm.token_counter(model=model, text=text)) for text, _ in rows)
+        count = PromptCounter(model, _litellm()).text
+        tokens = sum(int(count(text)) for text, _ in rows)
     return tokens / sum(n for _, n in rows) / samples
 
 

@@ -187,12 +187,18 @@ def test_a_refused_key_ends_the_run_on_one_line_with_status_2_and_leaves_no_batc
     assert r.exit_code == 0 and "submitted: 2 requests" in r.output, r.output
 
 
-def test_parameters_anthropic_does_not_take_end_the_run_on_one_line_and_leave_no_batch(bench, llm_server, cli_run):
+def test_samples_are_seeded_in_the_cache_key_but_no_seed_is_sent_to_anthropic(bench, llm_server, cli_run, tmp_path):
     llm_server.script(grader)
-    r = cli_run(*judge_args(bench, llm_server, "--samples", "3", "--provider-batch"))  # samples are seeded
-    assert r.exit_code == 2 and "no Anthropic request can be made of these parameters" in r.output, r.output
-    assert "anthropic does not support parameters: ['seed']" in r.output.splitlines()[-1]
-    assert ledger(bench) == [] and not llm_server.anthropic_batches
+    live = live_copy(bench, tmp_path)
+    r = cli_run(*judge_args(live, llm_server, "--samples", "3"))  # live: three calls per document
+    assert r.exit_code == 0 and "judged 6, failed 0" in r.output, r.output
+    assert live_calls(llm_server) == 18 and not any("seed" in b for b in llm_server.anthropic_bodies)
+    assert cli_run(*judge_args(bench, llm_server, "--samples", "3", "--provider-batch")).exit_code == 0
+    r = cli_run(*judge_args(bench, llm_server, "--samples", "3", "--provider-batch"))
+    assert r.exit_code == 0 and "judged 6, failed 0" in r.output, r.output
+    params = batch_params(llm_server)
+    assert len(params) == 18 and not any("seed" in p for p in params)
+    assert sorted((q, d, g) for q, d, g, s, _ in rows(bench)) == sorted((q, d, g) for q, d, g, s, _ in rows(live))
 
 
 def test_a_missing_key_is_refused_before_anything_is_sent(bench, llm_server, cli_run, monkeypatch):

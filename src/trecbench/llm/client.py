@@ -164,6 +164,7 @@ class LLM:
         # How a schema is sent: OpenAI's `json_schema` (OpenAI, vLLM, llama.cpp's own server), else the
         # `json_object` + `schema` form that llama-cpp-python's server takes; a refusal moves down the list.
         self._schema_style = "json_schema"
+        self._takes_seed: bool | None = None  # whether the provider takes `seed` (Anthropic does not)
         # Price with the group's name when it has one, else with the (first) deployment's model.
         candidates = [config.model] + [d["model"] for d in self._deployments]
         priced = [m for m in candidates if is_priced(m)]
@@ -299,8 +300,27 @@ class LLM:
         sent = self._turn_params({**self.config.params, **params}, schema, 0)
         return convo, sent, request_key(self.config.model, convo, sent)
 
+    def takes_seed(self) -> bool:
+        """Whether requests may carry `seed` (litellm's list of the provider's parameters; OpenAI-compatible
+        servers take it). Where it may not, litellm drops it: the seed stays in the cache key, so each of a
+        judge's samples is still a call of its own."""
+        if self._takes_seed is None:
+            if isinstance(self.transport, OpenAITransport):
+                self._takes_seed = True
+            else:
+                try:
+                    litellm = load()
+                    model, provider, *_ = litellm.get_llm_provider(self.config.model)
+                    self._takes_seed = "seed" in (litellm.get_supported_openai_params(
+                        model=model, custom_llm_provider=provider) or [])
+                except Exception:
+                    self._takes_seed = True  # unknown: sent, and a refusal says so
+        return self._takes_seed
+
     def _turn_params(self, merged: Mapping[str, Any], schema: Mapping[str, Any] | None, turn: int) -> dict:
         params = dict(merged)
+        if "seed" in params and not self.takes_seed():
+            params["additional_drop_params"] = ["seed"]
         if turn > 0 and float(params.get("temperature") or 0.0) < REASK_TEMPERATURE:
             params["temperature"] = REASK_TEMPERATURE
         if schema is not None and self.uses_structured_output():

@@ -107,6 +107,9 @@ class Workspace:
     def __init__(self, path: str | os.PathLike, *, durable: bool = False):
         self.path = Path(path)
         self.durable = durable
+        # This object's threads take turns at writing here rather than in SQLite, whose busy handler
+        # sleeps in growing steps while another connection commits (a web app's tail latency).
+        self._writing = threading.Lock()
         if not (self.path / CONFIG).is_file() or not (self.path / DATABASE).is_file():
             raise InputError(str(self.path), 0, f"not a trecbench workspace (no {CONFIG} / {DATABASE}); "
                                                 "create one with `trecbench init`")
@@ -161,13 +164,21 @@ class Workspace:
         """A write transaction; inside another one of the same thread it is a savepoint of it, so that a
         caller can check a state and change it through methods that open their own transactions."""
 
-        def __init__(self, conn: sqlite3.Connection):
-            self.conn = conn
+        def __init__(self, conn: sqlite3.Connection, writing: threading.Lock):
+            self.conn, self.writing = conn, writing
             self.nested = False
 
         def __enter__(self) -> sqlite3.Connection:
             self.nested = self.conn.in_transaction
-            self.conn.execute("SAVEPOINT nested" if self.nested else "BEGIN IMMEDIATE")
+            if self.nested:
+                self.conn.execute("SAVEPOINT nested")
+                return self.conn
+            self.writing.acquire()
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                self.writing.release()
+                raise
             return self.conn
 
         def __exit__(self, exc_type, exc, tb) -> None:
@@ -175,11 +186,14 @@ class Workspace:
                 if exc_type:
                     self.conn.execute("ROLLBACK TO nested")
                 self.conn.execute("RELEASE nested")
-            else:
+                return
+            try:
                 self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+            finally:
+                self.writing.release()
 
     def transaction(self) -> "_Tx":
-        return Workspace._Tx(self.connection())
+        return Workspace._Tx(self.connection(), self._writing)
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

@@ -238,8 +238,9 @@ def _record(bench: Bench, who: str, qid: str, docid: str, grade: int) -> None:
     doc, missing = bench.document(docid)
     if doc is None:
         raise HTTPException(404, missing)
-    bench.ws.record(Judgment(qid, docid, grade, Judge("human", who), doc_hash=text_hash(doc.text)))
-    queries.release(bench.ws, qid, docid, who)
+    with bench.ws.transaction():  # one commit (one flush to disk) for the grade and the lease it ends
+        bench.ws.record(Judgment(qid, docid, grade, Judge("human", who), doc_hash=text_hash(doc.text)))
+        queries.release(bench.ws, qid, docid, who)
 
 
 async def login_page(request: Request) -> Response:

@@ -224,3 +224,15 @@ def test_requests_are_cut_into_batches_at_the_providers_request_and_size_limits(
     assert [len(p) for p in split_batch(reqs, 100, int(3 * size / 0.9) + 1)] == [3, 2]  # three fit in 9/10
     assert [len(p) for p in split_batch(reqs, 100, int(3 * size / 0.9) - 1)] == [2, 2, 1]
     assert [r.key for p in split_batch(reqs, 2, 10**9) for r in p] == [r.key for r in reqs]
+
+
+def test_an_openai_batch_is_submitted_and_collected_without_importing_litellm(bench, llm_server):
+    llm_server.script(grader)
+    code = ("import sys\nfrom trecbench.cli import cli\n"
+            "try:\n    cli(sys.argv[1:])\nexcept SystemExit as e:\n    status = e.code\n"
+            "print('LITELLM', 'litellm' in sys.modules, status)\n")
+    args = [str(a) for a in judge_args(bench, llm_server, *BATCH)]
+    for step in ("submitted", "collected"):
+        p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
+        assert "LITELLM False 0" in p.stdout and step in p.stdout, p.stdout + p.stderr
+    assert len(llm_server.batches) == 1

@@ -150,13 +150,9 @@ def split_batch(requests: list[BatchRequest], max_requests: int, max_bytes: int)
 
 def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float, bool]:
     """(USD, known) of a batch request: litellm's batch prices where it has them, else half the live price."""
-    from trecbench.llm._litellm import load
+    from trecbench.llm.cost import price_entry
 
-    litellm = load()
-    try:
-        info = litellm.get_model_info(model=model)
-    except Exception:
-        info = {}
+    info = price_entry(model) or {}
     ins, outs = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
     if ins is not None and outs is not None:
         return float(ins) * prompt_tokens + float(outs) * completion_tokens, True
@@ -164,29 +160,35 @@ def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[
     return cost * 0.5, known
 
 
+# provider prefixes whose batch interface is known without asking litellm (importing it takes seconds)
+_BATCH_PROVIDERS = {"openai": "OPENAI_API_KEY", "hosted_vllm": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
 def batch_api(config: ModelConfig) -> BatchAPI:
     """The batch endpoints for `config`'s model: OpenAI (or an OpenAI-compatible server at its api_base),
     or Anthropic (or a server at its api_base that offers Anthropic's message batches)."""
     import os
 
-    from trecbench.llm._litellm import load
-
     if config.deployments:
         raise LLMError("provider batches go to one server: give one --api-base, not several")
-    litellm = load()
-    name, provider, env_key, _ = litellm.get_llm_provider(model=config.model, api_base=config.api_base,
-                                                          api_key=config.api_key)
+    provider, _, name = config.model.partition("/")
+    if provider not in _BATCH_PROVIDERS or not name:
+        from trecbench.llm._litellm import load
+
+        name, provider, _, _ = load().get_llm_provider(model=config.model, api_base=config.api_base,
+                                                       api_key=config.api_key)
+    env_key = os.environ.get(_BATCH_PROVIDERS.get(provider, ""), "") if provider in _BATCH_PROVIDERS else ""
     if provider in ("openai", "hosted_vllm"):
         from trecbench.llm.batch_openai import OpenAIBatches
 
-        key = config.api_key or env_key or os.environ.get("OPENAI_API_KEY")
+        key = config.api_key or env_key
         if not key and not config.api_base:
             raise LLMError("provider batches need an API key: --api-key or OPENAI_API_KEY")
         return OpenAIBatches(config.api_base, key or "none", name, config.timeout)
     if provider == "anthropic":
         from trecbench.llm.batch_anthropic import AnthropicBatches
 
-        key = config.api_key or env_key or os.environ.get("ANTHROPIC_API_KEY")
+        key = config.api_key or env_key
         if not key:
             raise LLMError("Anthropic message batches need an API key: --api-key or ANTHROPIC_API_KEY")
         return AnthropicBatches(config.api_base, key, config.model, config.timeout)

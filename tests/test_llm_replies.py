@@ -145,6 +145,8 @@ def test_a_server_taking_only_json_object_gets_the_schema_in_that_form(bench, ll
     assert [g for _, _, g, _, _ in rows(bench)] == [3, 3]
     later = [body for body in llm_server.requests if body["response_format"]["type"] == "json_object"]
     assert len(later) == 2  # one per document, once the server refused the other form
+    refused = [body for body in llm_server.requests if body["response_format"]["type"] == "json_schema"]
+    assert len(refused) == 1  # a refusal of the form is not retried as if the server were failing
     assert all(body["response_format"]["schema"] == RELEVANCE.schema for body in later), later[0]["response_format"]
 
 

@@ -418,6 +418,8 @@ class LLM:
                     return self._completion(response, convo, key, attempt, time.monotonic() - started)
             verdict = classify(error)
             status = status_of(error)
+            if verdict == "retry" and "response_format" in params and _refuses_schema(error, status):
+                verdict = "item"  # a refusal of the schema's form, not a passing fault: `ask` tries another
             if verdict != "retry" or attempt > cfg.max_retries:
                 what = "gave up after" if verdict == "retry" else "failed on"
                 where = f"HTTP {status}: " if status else ""
@@ -517,8 +519,9 @@ def _longer(params: Mapping[str, Any]) -> dict:
     return out
 
 
-def _refuses_schema(exc: ModelCallError) -> bool:
+def _refuses_schema(exc: BaseException, status: int | None = None) -> bool:
     """True when a server refused a request because of its `response_format` (4xx, or a 500 that names it:
     llama-cpp-python's server answers 500 to a request its validation rejects)."""
     text = str(exc).lower()
-    return exc.status in (400, 415, 422, 500, 501) and any(w in text for w in ("response_format", "json_schema"))
+    status = status if status is not None else getattr(exc, "status", None)
+    return status in (400, 415, 422, 500, 501) and any(w in text for w in ("response_format", "json_schema"))

@@ -102,3 +102,20 @@ def test_the_validate_commands_share_one_loop():
 
     for command in (answers.validate, qrels.validate, runs.validate):
         assert "validate_files(" in inspect.getsource(command.callback), command.name
+
+
+def test_scoring_one_small_run_imports_neither_pandas_nor_ir_measures_nor_tqdm(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 d1 1 2 r\nq1 Q0 d2 2 1 r\n")
+    code = ("import sys\nfrom trecbench.cli import cli\n"
+            "try:\n    cli(sys.argv[1:])\nexcept SystemExit as e:\n    status = e.code\n"
+            "print('LOADED', sorted(m for m in ('pandas', 'ir_measures', 'tqdm', 'litellm') if m in sys.modules), status)\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-c", code, "eval", "retrieval", "-m", "nDCG@10", "--qrels",
+                           str(tmp_path / "q.txt"), str(tmp_path / "r.txt")], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert "LOADED [] 0" in done.stdout, done.stdout + done.stderr  # start-up: python, numpy, click only

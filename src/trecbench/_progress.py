@@ -6,8 +6,10 @@ from typing import Any
 
 
 def progress_bar(show: bool, **kwargs: Any) -> Any:
-    """A tqdm bar on stderr, cleared when done unless leave=True (a no-op one when `show` is False); `kwargs` go
-    to tqdm (total, unit, desc, delay, leave ...)."""
+    """A tqdm bar on stderr, cleared when done unless leave=True (a `SilentProgress` when `show` is False, so
+    a command that shows none does not import tqdm); `kwargs` go to tqdm (total, unit, desc, delay, leave ...)."""
+    if not show:
+        return SilentProgress()
     from tqdm import tqdm
 
     kwargs.setdefault("leave", False)
@@ -26,4 +28,16 @@ class SilentProgress:
         pass
 
     def refresh(self) -> None:
+        pass
+
+    def set_postfix_str(self, text: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> "SilentProgress":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
         pass

@@ -85,7 +85,8 @@ def run_trecbench(runs: list[str], depth: int) -> list[tuple[str, str]]:
     from trecbench.pooling import build_pool
 
     pool = build_pool(runs, depth=depth)
-    return list(zip(pool.candidates["query_id"], pool.candidates["doc_id"]))
+    # the columns as Python lists at once (iterating an arrow-backed column costs a call per value)
+    return list(zip(pool.candidates["query_id"].tolist(), pool.candidates["doc_id"].tolist()))
 
 
 def run_trectools(runs: list[str], depth: int) -> list[tuple[str, str]]:

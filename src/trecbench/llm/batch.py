@@ -177,7 +177,7 @@ def batch_api(config: ModelConfig) -> BatchAPI:
 
         name, provider, _, _ = load().get_llm_provider(model=config.model, api_base=config.api_base,
                                                        api_key=config.api_key)
-    env_key = os.environ.get(_BATCH_PROVIDERS.get(provider, ""), "") if provider in _BATCH_PROVIDERS else ""
+    env_key = os.environ.get(_BATCH_PROVIDERS[provider], "") if provider in _BATCH_PROVIDERS else ""
     if provider in ("openai", "hosted_vllm"):
         from trecbench.llm.batch_openai import OpenAIBatches
 

@@ -120,10 +120,10 @@ COUNTING = """
 import sys, time
 from trecbench.store import Workspace
 from trecbench.llm.cost import PromptCounter
-from trecbench.pooling.estimate import _litellm
-from trecbench.qrels.judges.llm import passage_text, plan_tasks
-from trecbench.qrels.judges.prompts import build_messages, load_prompt
-from trecbench.qrels.judges.run import candidates
+from trecbench.judging.estimate import _litellm
+from trecbench.judging.llm import passage_text, plan_tasks
+from trecbench.judging.prompts import build_messages, load_prompt
+from trecbench.judging.pool import candidates
 ws, model = Workspace(sys.argv[1]), sys.argv[2]
 tasks, _ = plan_tasks(candidates(ws, None), set(), int(sys.argv[3]))
 corpus, topics, prompt = ws.corpus(), ws.topics(), load_prompt(None)

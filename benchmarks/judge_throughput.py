@@ -1,7 +1,7 @@
 """LLM judging throughput against a loopback model server that takes 200 ms per call.
 
 For concurrency 1, 8, 16, 32 and batch 1 and 5, judges a fresh workspace's pool with
-`trecbench.qrels.judges.llm.judge` (the code `trecbench judge llm` runs: prompt, litellm call, parse,
+`trecbench.judging.llm.judge` (the code `trecbench judge llm` runs: prompt, litellm call, parse,
 SQLite write per judgment) and prints calls and judgments per second, and the share of the ideal
 rate (concurrency / latency calls per second). Target: >= 80% of ideal at concurrency 16.
 
@@ -103,8 +103,8 @@ def bare(url: str, concurrency: int, calls: int) -> float:
 
 def measure(server, latency: float, concurrency: int, batch: int, calls: int) -> tuple[float, float]:
     from trecbench.llm import LLM, ModelConfig
-    from trecbench.qrels.judges.llm import candidates, judge, model_judge, plan_tasks
-    from trecbench.qrels.judges.prompts import load_prompt
+    from trecbench.judging.llm import candidates, judge, model_judge, plan_tasks
+    from trecbench.judging.prompts import load_prompt
 
     with tempfile.TemporaryDirectory() as tmp:
         ws = make_bench(Path(tmp), docs=calls * batch, topics=8)

@@ -9,8 +9,8 @@ import re
 from llm_server import garbled, ok, status
 
 from trecbench.answers import Answer, AnswerSentence
-from trecbench.evaluation.answers import evaluate_answers
-from trecbench.evaluation.assign.llm import LLMAssigner
+from trecbench.evaluation.answers.scoring import evaluate_answers
+from trecbench.evaluation.answers.assign.llm import LLMAssigner
 from trecbench.nuggets import Nugget, TopicNuggets
 
 

@@ -10,8 +10,8 @@ from cli_support import cited_answer, write_jsonl as write
 
 from trecbench.answers import Answer, AnswerSentence
 from trecbench.errors import InputError
-from trecbench.evaluation.answers import evaluate_answers, score_assignments, topic_scores
-from trecbench.evaluation.assign import (
+from trecbench.evaluation.answers.scoring import evaluate_answers, score_assignments, topic_scores
+from trecbench.evaluation.answers.assign import (
     NuggetAssignment,
     TopicAssignment,
     get_assigner,
@@ -185,7 +185,7 @@ def test_eval_answers_command_needs_nuggets_or_assignments(cli_run, tmp_path):
 
 
 def test_eval_answers_offers_the_registered_assigners(tmp_path, cli_run, monkeypatch):
-    from trecbench.evaluation import assign
+    from trecbench.evaluation.answers import assign
 
     monkeypatch.setitem(assign.ASSIGNERS, "citation2", ("citation", "CitationAssigner"))
     assert "citation2" in cli_run("eval", "answers", "--help").stdout

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 from trecbench.answers import validate_answers
-from trecbench.evaluation.assign import PARTIAL, SUPPORT
-from trecbench.evaluation.assign.citation import CitationAssigner
+from trecbench.evaluation.answers.assign import PARTIAL, SUPPORT
+from trecbench.evaluation.answers.assign.citation import CitationAssigner
 from trecbench.pooling import build_pool
 from trecbench.pooling.dedup import jaccard, normalise, shingles
 from trecbench.pooling.loo import SAFE_MAX_DROP, SAFE_TAU, _summary
-from trecbench.qrels.judges.llm import vote
+from trecbench.judging.llm import vote
 from trecbench.qrels.select import propagate
 
 

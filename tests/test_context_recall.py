@@ -8,7 +8,7 @@ import pytest
 
 from cli_support import write_jsonl as write
 
-from trecbench.evaluation.context_recall import (
+from trecbench.evaluation.evidence.context_recall import (
     Context,
     ContextSet,
     Reference,
@@ -119,7 +119,7 @@ def test_eval_context_recall_llm_mode_needs_a_model(tmp_path, cli_run):
 
 
 def test_context_recall_scores_say_what_the_command_prints_naming_runs_when_there_are_several(tmp_path, cli_run):
-    from trecbench.evaluation.context_recall import evaluate_context_recall, references_from_qrels
+    from trecbench.evaluation.evidence.context_recall import evaluate_context_recall, references_from_qrels
 
     qrels = write(tmp_path, ["q1 0 d1 1", "q2 0 d7 0"], "qrels.txt")
     runs = [write(tmp_path, [f"q1 Q0 d1 1 3 {name}", f"q2 Q0 d1 1 1 {name}"], f"{name}.txt") for name in ("a", "b")]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from llm_server import garbled, ok, status
 
-from trecbench.evaluation.context_recall import (
+from trecbench.evaluation.evidence.context_recall import (
     Context,
     ContextSet,
     LLMRecallJudge,

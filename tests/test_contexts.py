@@ -6,7 +6,7 @@ import pytest
 
 from cli_support import write_jsonl as write
 
-from trecbench.evaluation.contexts import Context, StagedContexts, read_contexts, top_k_contexts
+from trecbench.evaluation.evidence.contexts import Context, StagedContexts, read_contexts, top_k_contexts
 
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import trecbench
-from trecbench._columns import Ids, PairIndex, has_repeats, order_within, split_fields
+from trecbench.files.columns import Ids, PairIndex, has_repeats, order_within, split_fields
 
 
 def _numbers(rnd: random.Random, n: int) -> list[str]:
@@ -93,7 +93,7 @@ def test_pair_lookup_finds_exactly_the_listed_pairs():
 
 @pytest.mark.parametrize("lines", [1, 3, 1000])
 def test_repeated_pairs_are_found_when_checked_a_stretch_of_topics_at_a_time(monkeypatch, lines):
-    import trecbench._columns as columns
+    import trecbench.files.columns as columns
 
     monkeypatch.setattr(columns, "_LINES", lines)
     topics = ["1"] * 4 + ["2"] * 3 + ["10"] * 5
@@ -175,9 +175,9 @@ def test_threads_option_gives_the_same_numbers(tmp_path, cli_run):
 
 @pytest.mark.parametrize("slice_lines", [1, 7, 50])
 def test_large_runs_scored_in_blocks_of_topics_give_the_same_numbers(tmp_path, slice_lines):
-    from trecbench.evaluation.engine import score_run
-    from trecbench.evaluation.names import parse_measures
-    from trecbench.evaluation.rankings import read_qrels_columns, read_run_columns
+    from trecbench.evaluation.retrieval.engine import score_run
+    from trecbench.evaluation.retrieval.names import parse_measures
+    from trecbench.evaluation.retrieval.rankings import read_qrels_columns, read_run_columns
 
     rnd = random.Random(17)
     qrels_text, run_text = _tricky_run(rnd, ["10", "9", "101", "t1", "t\u00e9", "x"])
@@ -199,9 +199,9 @@ def test_large_runs_scored_in_blocks_of_topics_give_the_same_numbers(tmp_path, s
 @pytest.mark.parametrize("missing_topics", ["zero", "skip"])
 @pytest.mark.parametrize("slice_lines", [1, 30, 100])
 def test_runs_listing_each_topic_together_are_scored_in_stretches_of_the_file(tmp_path, slice_lines, missing_topics):
-    from trecbench.evaluation.engine import score_run
-    from trecbench.evaluation.names import parse_measures
-    from trecbench.evaluation.rankings import qrels_table, read_qrels_columns, read_run_columns, topic_slices
+    from trecbench.evaluation.retrieval.engine import score_run
+    from trecbench.evaluation.retrieval.names import parse_measures
+    from trecbench.evaluation.retrieval.rankings import qrels_table, read_qrels_columns, read_run_columns, topic_slices
 
     rnd = random.Random(23)
     qrels_text, run_text = _tricky_run(rnd, ["10", "9", "101", "t1", "t\u00e9", "x", "absent"])

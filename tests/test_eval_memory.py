@@ -5,9 +5,9 @@ import tracemalloc
 
 import numpy as np
 
-from trecbench.evaluation.engine import score_run
-from trecbench.evaluation.names import parse_measures
-from trecbench.evaluation.rankings import qrels_table, read_qrels_columns, read_run_columns
+from trecbench.evaluation.retrieval.engine import score_run
+from trecbench.evaluation.retrieval.names import parse_measures
+from trecbench.evaluation.retrieval.rankings import qrels_table, read_qrels_columns, read_run_columns
 
 TOPICS, DOCS = 400, 500  # 200,000 lines
 
@@ -41,7 +41,7 @@ def _column_bytes(run) -> int:
 
 
 def test_reading_a_run_holds_its_columns_and_one_stretch_of_topics(tmp_path, monkeypatch):
-    import trecbench._columns as columns
+    import trecbench.files.columns as columns
 
     monkeypatch.setattr(columns, "_LINES", 20_000)  # the duplicate check takes 20,000 lines at a time
     monkeypatch.setattr(columns, "_CHUNK", 1 << 16)  # the file is split 64 KiB at a time

@@ -9,7 +9,7 @@ import pytest
 from cli_support import write_jsonl as write
 
 from trecbench.errors import InputError
-from trecbench.evaluation.evidence import (
+from trecbench.evaluation.evidence.recall import (
     EvidenceItem,
     Permissions,
     StagedContexts,

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from cli_support import bench_with_a_duplicate, cited_answer, write_jsonl as write
-from trecbench.evaluation.duplicates import duplicate_groups
-from trecbench.evaluation.evidence import EvidenceItem, Permissions, StagedContexts, evaluate_evidence, read_permissions
+from trecbench.evaluation.evidence.duplicates import duplicate_groups
+from trecbench.evaluation.evidence.recall import EvidenceItem, Permissions, StagedContexts, evaluate_evidence, read_permissions
 
 
 

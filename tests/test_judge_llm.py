@@ -23,7 +23,7 @@ DOCS = {
     "d6": "Break-glass access expires after 4 hours and is reviewed the next day.",
 }
 TOPICS = {"t1": "How fast must a bad API release be rolled back?", "t2": "Who approves emergency production access?"}
-JUDGE = "openai/gpt-4o-mini:graded-0-3@" + __import__("trecbench.qrels.judges.prompts", fromlist=["x"]).load_prompt(
+JUDGE = "openai/gpt-4o-mini:graded-0-3@" + __import__("trecbench.judging.prompts", fromlist=["x"]).load_prompt(
     None).sha256[:8]
 POOL = [("t1", "d1"), ("t1", "d2"), ("t1", "d3"), ("t2", "d4"), ("t2", "d5"), ("t2", "d6")]
 

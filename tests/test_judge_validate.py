@@ -121,7 +121,7 @@ def test_measured_agreement_matches_a_judge_whose_error_rate_is_known(bench, cli
     out = json.loads(r.stdout)
     assert out["pairs"] == 120 and out["runs"] == RUNS and out["reference"] == "alice"
     best, noisy = out["judges"]  # ranked: the perfect judge first
-    sha = __import__("trecbench.qrels.judges.prompts", fromlist=["x"]).load_prompt("graded-0-3").sha256[:8]
+    sha = __import__("trecbench.judging.prompts", fromlist=["x"]).load_prompt("graded-0-3").sha256[:8]
     assert best["judge"] == f"openai/gpt-4o-mini:graded-0-3@{sha}:batch=5 (batch 5, samples 1)"
     assert best["kappa"]["value"] == 1.0 and best["kappa_binary"]["value"] == 1.0 and best["tau"]["value"] == pytest.approx(1.0)
     assert best["verdict"] == "good"

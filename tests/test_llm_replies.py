@@ -17,7 +17,7 @@ from trecbench.llm import ParseError
 from trecbench.llm.parse import final_answer, json_values
 from trecbench.llm.prompts import RELEVANCE, TASKS
 from trecbench.nuggets.prompts import parse_labels, parse_update
-from trecbench.qrels.judges.prompts import parse_grades
+from trecbench.judging.prompts import parse_grades
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from llm_server import garbled, ok, status
 
 from test_nuggets_store import DOCS, make_bench
-from trecbench.nuggets.draft_llm import UNLABELLED_NOTE
+from trecbench.nuggets.drafting.llm import UNLABELLED_NOTE
 from trecbench.nuggets.prompts import parse_labels, parse_update
 from trecbench.llm import ParseError
 from trecbench.nuggets.store import NuggetStore

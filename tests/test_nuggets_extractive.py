@@ -6,7 +6,7 @@ import sqlite3
 from rapidfuzz import fuzz
 
 from test_nuggets_store import make_bench
-from trecbench.nuggets.draft_extractive import ExtractiveSettings, draft_topic, split_sentences, terms
+from trecbench.nuggets.drafting.extractive import ExtractiveSettings, draft_topic, split_sentences, terms
 from trecbench.nuggets.store import NuggetStore
 from trecbench.store import Workspace
 

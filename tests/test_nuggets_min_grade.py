@@ -25,8 +25,8 @@ def test_the_library_drafts_from_the_same_grade_as_the_command():
     import click
 
     from trecbench.cli.nuggets import draft
-    from trecbench.nuggets.draft_extractive import ExtractiveSettings
-    from trecbench.nuggets.draft_llm import DraftSettings
+    from trecbench.nuggets.drafting.extractive import ExtractiveSettings
+    from trecbench.nuggets.drafting.llm import DraftSettings
 
     option = next(p for p in draft.params if isinstance(p, click.Option) and p.name == "min_grade")
     assert ExtractiveSettings().min_grade == DraftSettings().min_grade == option.default == 2

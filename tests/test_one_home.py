@@ -6,7 +6,7 @@ import pytest
 
 def test_one_stopword_list_for_drafting_matching_and_highlighting():
     from trecbench.evaluation import textmatch
-    from trecbench.nuggets import draft_extractive
+    from trecbench.nuggets.drafting import extractive as draft_extractive
     from trecbench.web import highlight
 
     assert draft_extractive.STOPWORDS is textmatch.STOPWORDS is highlight.STOPWORDS
@@ -16,7 +16,7 @@ def test_one_stopword_list_for_drafting_matching_and_highlighting():
 @pytest.mark.parametrize("value, expected", [("d1", "d1"), (" d1 ", "d1"), (7, "7"), (True, None), ("", None),
                                              ("  ", None), (None, None), (1.5, None), (["d1"], None)])
 def test_one_json_id_rule_for_every_reader(value, expected):
-    from trecbench._lines import json_id
+    from trecbench.files.lines import json_id
 
     assert json_id(value) == expected
 
@@ -45,7 +45,7 @@ def test_run_scores_declare_their_name_and_path(tmp_path):
     from dataclasses import fields
 
     from trecbench import score_runs
-    from trecbench.evaluation.engine import RunScores
+    from trecbench.evaluation.retrieval.engine import RunScores
 
     assert {"name", "path"} <= {f.name for f in fields(RunScores)}
     (tmp_path / "q.txt").write_text("1 0 d1 1\n")
@@ -58,7 +58,7 @@ def test_run_scores_declare_their_name_and_path(tmp_path):
 def test_the_trec_eval_version_is_a_declared_attribute_of_derived_arrays():
     import inspect
 
-    from trecbench.evaluation.measures.base import Derived
+    from trecbench.evaluation.retrieval.measures.base import Derived
 
     assert "version" in inspect.signature(Derived).parameters
 
@@ -114,7 +114,7 @@ def test_one_lookup_of_many_documents_keeps_order_and_repeats_and_lists_the_miss
 
 
 def test_the_line_readers_share_one_pass_over_non_blank_lines(tmp_path):
-    from trecbench._lines import content_lines
+    from trecbench.files.lines import content_lines
 
     (tmp_path / "f.txt").write_bytes(b"one\n\n  \n\xff\ntwo\n")
     lines = list(content_lines(tmp_path / "f.txt"))
@@ -125,8 +125,8 @@ def test_the_line_readers_share_one_pass_over_non_blank_lines(tmp_path):
 def test_both_drafters_start_from_one_plan():
     import inspect
 
-    from trecbench.nuggets.draft_extractive import draft_extractive
-    from trecbench.nuggets.draft_llm import draft_with_llm
+    from trecbench.nuggets.drafting.extractive import draft_extractive
+    from trecbench.nuggets.drafting.llm import draft_with_llm
 
     for drafter in (draft_extractive, draft_with_llm):
         source = inspect.getsource(drafter)
@@ -136,7 +136,7 @@ def test_both_drafters_start_from_one_plan():
 def test_jobs_are_worked_through_by_a_few_workers_and_none_starts_after_stop():
     import asyncio
 
-    from trecbench._concurrent import work_through
+    from trecbench.helpers.jobs import work_through
 
     started: list[int] = []
     running = most = 0
@@ -159,8 +159,8 @@ def test_jobs_are_worked_through_by_a_few_workers_and_none_starts_after_stop():
 def test_the_model_loops_share_one_way_to_work_through_jobs():
     import inspect
 
-    from trecbench.nuggets.draft_llm import draft_with_llm
-    from trecbench.qrels.judges.llm import judge, judge_adaptive
+    from trecbench.nuggets.drafting.llm import draft_with_llm
+    from trecbench.judging.llm import judge, judge_adaptive
 
     for loop in (judge, judge_adaptive, draft_with_llm):
         source = inspect.getsource(loop)
@@ -188,7 +188,7 @@ def test_one_progress_bar_for_the_commands_and_the_baselines():
 
     root = Path(trecbench.__file__).parent
     made_here = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if "tqdm(" in p.read_text(encoding="utf-8"))
-    assert made_here == ["_progress.py"]
+    assert made_here == ["helpers/progress.py"]
 
 
 def test_one_layout_for_text_tables():
@@ -198,4 +198,45 @@ def test_one_layout_for_text_tables():
 
     root = Path(trecbench.__file__).parent
     aligning = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if ".ljust(" in p.read_text(encoding="utf-8"))
-    assert aligning == ["evaluation/output.py"]  # evaluation.output.aligned
+    assert aligning == ["evaluation/retrieval/output.py"]  # evaluation.retrieval.output.aligned
+
+
+# Two scores equal as C floats, different as doubles: trec_eval 9.0.8 ties them (docid descending: b
+# first), trec_eval 10.0 does not (a first). Every ranking trecbench forms must agree for each version.
+NEAR_TIE = "1 Q0 a 1 1.00000002 r\n1 Q0 b 2 1.00000001 r\n"
+
+
+@pytest.mark.parametrize("version, first", [(9, "b"), (10, "a")])
+def test_one_trec_eval_order_for_sort_write_evaluate_pool_and_contexts(tmp_path, version, first):
+    from cli_support import run_cli
+
+    import trecbench
+    from trecbench.evaluation.evidence.contexts import read_contexts
+
+    run = tmp_path / "run.txt"
+    run.write_text(NEAR_TIE)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(f"1 0 {first} 1\n")
+    sorted_lines = run_cli("runs", "sort", run, "-o", "-", "--trec-eval-version", version).stdout.splitlines()
+    assert sorted_lines[0].split()[2] == first
+    written = tmp_path / "written.txt"
+    trecbench.write_run(trecbench.read_run(run), written, version=version)
+    assert written.read_text().split()[2] == first
+    assert trecbench.trec_order(trecbench.read_run(run), version=version)["doc_id"].iloc[0] == first
+    scores = trecbench.evaluate(qrels, [run], ["RR"], trec_eval_version=version)
+    assert scores["RR"].iloc[0] == 1.0  # the relevant document is ranked first
+    if version == 9:  # pooling and contexts rank as trec_eval 9.0.8, the default of `eval retrieval`
+        pool = trecbench.build_pool([run], depth=1)
+        assert list(pool.candidates["doc_id"]) == [first]
+        assert read_contexts(run).ids("1")[0] == first
+
+
+def test_the_trec_eval_order_has_one_home():
+    from pathlib import Path
+
+    import trecbench
+
+    root = Path(trecbench.__file__).parent
+    texts = {str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in root.rglob("*.py")}
+    ties_by_docid = sorted(name for name, text in texts.items() if "order_within(" in text)
+    assert ties_by_docid == ["files/columns.py", "ranking.py"]  # columns.py defines it, ranking.py uses it

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from trecbench.errors import InputError
-from trecbench.outputs import check_writable, open_output, write_output
+from trecbench.files.output import check_writable, open_output, write_output
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src" / "trecbench" / "sample"
 

@@ -211,7 +211,7 @@ def test_dl19_runs_pool_is_the_union_of_their_top_100(shared):
 
 @pytest.mark.parametrize("depth", [1, 3, 7, None])
 def test_a_run_file_read_for_its_top_documents_only_pools_as_the_whole_run(tmp_path, depth):
-    from trecbench.evaluation.rankings import read_run_columns
+    from trecbench.evaluation.retrieval.rankings import read_run_columns
     from trecbench.pooling.rank import _read_top
 
     rnd = random.Random(29)

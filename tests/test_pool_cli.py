@@ -95,7 +95,7 @@ def test_estimate_counts_calls_tokens_and_cost_from_litellms_map(bench, cli_run)
     assert rows["all"]["judgments"] == 6 and rows["all"]["calls"] == 3
     import litellm
 
-    from trecbench.pooling.estimate import typical_reply
+    from trecbench.judging.estimate import typical_reply
 
     # three calls of two passages, each reply counted from the judge's reply format
     assert rows["all"]["output_tokens"] == 3 * litellm.token_counter(model="gpt-4o-mini", text=typical_reply(2))
@@ -109,8 +109,8 @@ def test_estimate_counts_calls_tokens_and_cost_from_litellms_map(bench, cli_run)
 def test_estimate_input_tokens_are_those_of_the_judges_own_messages(bench):
     from trecbench.corpus import open_corpus
     from trecbench.pooling import build_pool, estimate_cost
-    from trecbench.qrels.judges.llm import passage_text
-    from trecbench.qrels.judges.prompts import build_messages, load_prompt
+    from trecbench.judging.llm import passage_text
+    from trecbench.judging.prompts import build_messages, load_prompt
     from trecbench.topics import read_topics
     import litellm
 

@@ -79,7 +79,7 @@ def test_the_released_nuggets_are_the_workspaces_approved_ones(released):
 
 
 def test_evidence_round_trips_through_the_reader_of_eval_evidence(released, tmp_path, cli_run):
-    from trecbench.evaluation.evidence import read_evidence
+    from trecbench.evaluation.evidence.recall import read_evidence
     from trecbench.nuggets.io import read_nuggets
 
     items = read_evidence(released["out"] / "evidence.jsonl")

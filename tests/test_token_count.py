@@ -18,8 +18,8 @@ def sample_conversations(batch: int) -> tuple[list[dict], ...]:
     """The judge's messages for every candidate of the sample's runs (depth 8), `batch` passages a call."""
     from trecbench.corpus import open_corpus
     from trecbench.pooling import build_pool
-    from trecbench.qrels.judges.llm import passage_text, plan_tasks
-    from trecbench.qrels.judges.prompts import Example, build_messages, load_prompt
+    from trecbench.judging.llm import passage_text, plan_tasks
+    from trecbench.judging.prompts import Example, build_messages, load_prompt
     from trecbench.topics import read_topics
 
     pool = build_pool(sorted((SAMPLE / "runs").glob("*.txt")), depth=8)
@@ -38,7 +38,7 @@ def sample_conversations(batch: int) -> tuple[list[dict], ...]:
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("batch", [1, 10])
 def test_counts_are_litellms_on_every_call_of_the_sample(model, batch):
-    from trecbench.pooling.estimate import _litellm, _offline_tokenizers
+    from trecbench.judging.estimate import _litellm, _offline_tokenizers
 
     litellm = _litellm()
     conversations = sample_conversations(batch)
@@ -52,7 +52,7 @@ def test_counts_are_litellms_on_every_call_of_the_sample(model, batch):
 
 
 def test_litellm_is_asked_once_per_shape_and_each_text_is_tokenized_once(monkeypatch):
-    from trecbench.pooling.estimate import _litellm
+    from trecbench.judging.estimate import _litellm
 
     litellm = _litellm()
     conversations = sample_conversations(5)
@@ -72,7 +72,7 @@ def test_litellm_is_asked_once_per_shape_and_each_text_is_tokenized_once(monkeyp
 
 
 def test_a_shape_litellm_counts_otherwise_is_left_to_litellm():
-    from trecbench.pooling.estimate import _litellm
+    from trecbench.judging.estimate import _litellm
 
     litellm = _litellm()
     conversations = sample_conversations(10)
@@ -85,7 +85,7 @@ def test_a_shape_litellm_counts_otherwise_is_left_to_litellm():
 
 
 def test_dry_run_and_pool_estimate_print_litellms_totals(tmp_path, cli_run):
-    from trecbench.pooling.estimate import _litellm
+    from trecbench.judging.estimate import _litellm
 
     runs = sorted((SAMPLE / "runs").glob("*.txt"))
     pool = tmp_path / "pool.tsv"
@@ -96,8 +96,8 @@ def test_dry_run_and_pool_estimate_print_litellms_totals(tmp_path, cli_run):
     litellm = _litellm()
     from trecbench.corpus import open_corpus
     from trecbench.pooling import build_pool
-    from trecbench.qrels.judges.llm import passage_text, plan_tasks
-    from trecbench.qrels.judges.prompts import build_messages, load_prompt
+    from trecbench.judging.llm import passage_text, plan_tasks
+    from trecbench.judging.prompts import build_messages, load_prompt
     from trecbench.topics import read_topics
 
     corpus, topics = open_corpus(SAMPLE / "corpus.jsonl"), {t.qid: t for t in read_topics(SAMPLE / "topics.tsv")}

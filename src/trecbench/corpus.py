@@ -13,7 +13,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 
 import numpy as np
 
-from trecbench._lines import content_lines, decode, looks_like_jsonl, read_line_at, record_id
+from trecbench.files.lines import content_lines, decode, looks_like_jsonl, read_line_at, record_id
 from trecbench.errors import InputError, Problem
 
 ID_KEYS = ("id", "docid", "_id", "doc_id")
@@ -373,7 +373,7 @@ class IrdsCorpus(Corpus):
     """The documents of an ir_datasets dataset, looked up in its docstore; text is the doc's `default_text()`."""
 
     def __init__(self, source: str):
-        from trecbench._irds import load_dataset
+        from trecbench.files.irds import load_dataset
 
         self.source = source
         self.dataset = load_dataset(source)

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from trecbench._lines import content_lines, iter_json_objects, looks_like_jsonl, record_id
+from trecbench.files.lines import content_lines, iter_json_objects, looks_like_jsonl, record_id
 from trecbench.errors import InputError, Problem, checked
 
 ID_KEYS = ("qid", "query_id", "id", "topic_id")
@@ -117,7 +117,7 @@ def _topic_from_record(record: dict[str, Any], text: str | None = None) -> tuple
 
 
 def _read_irds(source: str) -> list[Topic]:
-    from trecbench._irds import load_dataset
+    from trecbench.files.irds import load_dataset
 
     dataset = load_dataset(source)
     if not dataset.has_queries():

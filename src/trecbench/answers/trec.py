@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Union
 
-from trecbench._lines import iter_json_objects
+from trecbench.files.lines import iter_json_objects
 from trecbench.errors import InputError, Problem
 
 PathLike = Union[str, Path]

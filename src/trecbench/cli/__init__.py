@@ -71,7 +71,7 @@ class LazyGroup(click.Group):
             ctx.exit(2)
         except (KeyboardInterrupt, click.Abort):
             # Ctrl-C: one line and the shell's status for SIGINT; output files are written atomically, so an
-            # interrupted command leaves the old file or none (trecbench.outputs).
+            # interrupted command leaves the old file or none (trecbench.files.output).
             click.echo("\ninterrupted: nothing half-written was kept", err=True)
             ctx.exit(130)
 

@@ -43,7 +43,7 @@ def format_option(*choices: str, help: str = "Output format.") -> Callable:
 
 
 def output_option(help: str = "Write to this file.", **kwargs) -> Callable:
-    """`-o` / `--output`: the file a command writes (standard output without it), opened by `trecbench.outputs`."""
+    """`-o` / `--output`: the file a command writes (standard output without it), opened by `trecbench.files.output`."""
     kwargs.setdefault("type", click.Path(dir_okay=False))
     return click.option("-o", "--output", default=None, help=help, **kwargs)
 
@@ -63,6 +63,12 @@ def missing_topics_option(help: str) -> Callable:
     """`--missing-topics zero|skip`: whether a topic a run lacks scores 0 or is left out (trec_eval -c or not)."""
     return click.option("--missing-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
                         help=help)
+
+
+def trec_eval_version_option(help: str) -> Callable:
+    """`--trec-eval-version 9|10` (default 9), given to the command as an int: whose semantics to follow."""
+    return click.option("--trec-eval-version", type=click.Choice(["9", "10"]), default="9", show_default=True,
+                        callback=lambda _ctx, _param, value: int(value), help=help)
 
 
 def quiet_option(help: str = "No progress bar.") -> Callable:
@@ -131,7 +137,7 @@ class RegistryChoice(click.Choice):
 
 
 def assigner_names() -> list[str]:
-    from trecbench.evaluation.assign import ASSIGNERS
+    from trecbench.evaluation.answers.assign import ASSIGNERS
 
     return list(ASSIGNERS)
 

@@ -66,8 +66,8 @@ def answers(answer_files, nuggets_path, workspace, duplicates, assigner, model_o
       trecbench eval answers -w mybench run1.jsonl --assigner llm --model openai/gpt-4o-mini
     """
     from trecbench.evaluation import topic_scores as ts
-    from trecbench.evaluation.answers import score_answers
-    from trecbench.evaluation.assign import write_assignments
+    from trecbench.evaluation.answers.scoring import score_answers
+    from trecbench.evaluation.answers.assign import write_assignments
 
     if assignment_files and answer_files:
         raise click.UsageError("give either ANSWER_FILES (to assign) or --assignments (already assigned)")

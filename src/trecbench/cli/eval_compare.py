@@ -79,7 +79,7 @@ def compare(baseline, runs, qrels_path, score_paths, measures, test, alpha, iter
         raise click.UsageError(f"--max-drop names measures not compared: {', '.join(unknown_drops)}")
     results = compare_runs(scores, base_name, runs=names, measures=measures or None, iterations=iterations,
                            seed=seed, alpha=alpha, test=test, max_drop=drops)
-    from trecbench.outputs import open_output
+    from trecbench.files.output import open_output
 
     with open_output(output) as stream:
         write_comparisons(results, stream, fmt, per_topic=per_topic, baseline=base_name)
@@ -107,8 +107,8 @@ def _parse_drops(values: tuple[str, ...]) -> dict[str, float]:
 
 
 def _retrieval_scores(qrels_path, baseline, runs, measures, judged_k, judged_threshold):
-    from trecbench.evaluation.names import MeasureError
-    from trecbench.evaluation.retrieval import low_judged, score_runs, to_frame
+    from trecbench.evaluation.retrieval.names import MeasureError
+    from trecbench.evaluation.retrieval.frames import low_judged, score_runs, to_frame
 
     notes: list[str] = []
     try:

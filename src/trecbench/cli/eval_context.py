@@ -54,8 +54,8 @@ def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level,
       trecbench eval context-recall --mode llm --model gpt-4o-mini --contexts contexts.jsonl --references refs.jsonl
     """
     from trecbench.evaluation import topic_scores as ts
-    from trecbench.evaluation.context_recall import evaluate_context_recall, read_references, references_from_qrels
-    from trecbench.evaluation.duplicates import duplicate_groups
+    from trecbench.evaluation.evidence.context_recall import evaluate_context_recall, read_references, references_from_qrels
+    from trecbench.evaluation.evidence.duplicates import duplicate_groups
 
     if bool(references_path) == bool(qrels_path):
         raise click.UsageError("give --references or --qrels (one of them)")
@@ -69,7 +69,7 @@ def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level,
     groups = duplicate_groups(workspace) if workspace and duplicates == "same" else None
     judge = None
     if mode == "llm":
-        from trecbench.evaluation.context_recall import LLMRecallJudge
+        from trecbench.evaluation.evidence.context_recall import LLMRecallJudge
 
         with model_errors():
             judge = LLMRecallJudge(model_opts.client(cache=cache_path))

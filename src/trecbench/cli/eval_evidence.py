@@ -54,8 +54,8 @@ def evidence(evidence_path, nuggets_path, workspace, contexts_paths, k, stages, 
       trecbench eval evidence --evidence ev.jsonl --contexts s.jsonl --permissions acl.jsonl --permissions-default deny
     """
     from trecbench.evaluation import topic_scores as ts
-    from trecbench.evaluation.duplicates import duplicate_groups
-    from trecbench.evaluation.evidence import (evaluate_evidence, evidence_from_nuggets, read_contexts,
+    from trecbench.evaluation.evidence.duplicates import duplicate_groups
+    from trecbench.evaluation.evidence.recall import (evaluate_evidence, evidence_from_nuggets, read_contexts,
                                                read_evidence, read_permissions)
 
     if (evidence_path and nuggets_path) or not (evidence_path or nuggets_path or workspace):
@@ -82,7 +82,7 @@ def evidence(evidence_path, nuggets_path, workspace, contexts_paths, k, stages, 
                                duplicates=groups)
     ts.emit(scores.frame, output, fmt, topics=per_topic, notes=scores.notes())
     if funnel and fmt == "table":
-        from trecbench.outputs import open_output
+        from trecbench.files.output import open_output
 
         with open_output(output, append=True) as stream:
             _print_funnel(scores, stream, per_item=per_topic)

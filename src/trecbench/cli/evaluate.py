@@ -7,7 +7,14 @@ import sys
 import click
 
 from trecbench.cli import LazyGroup
-from trecbench.cli.common import format_option, missing_topics_option, output_option, per_topic_option, quiet_option
+from trecbench.cli.common import (
+    format_option,
+    missing_topics_option,
+    output_option,
+    per_topic_option,
+    quiet_option,
+    trec_eval_version_option,
+)
 
 # eval subcommands kept in their own modules (imported only when used)
 EVAL_COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -45,8 +52,8 @@ def eval_group() -> None:
 @per_topic_option("Also print per-topic values (trec_eval -q).")
 @missing_topics_option("zero: qrels topics absent from a run score 0 and count in means (trec_eval -c); "
                        "skip: average over the topics the run has.")
-@click.option("--trec-eval-version", type=click.Choice(["9", "10"]), default="9", show_default=True,
-              help="9: numbers of trec_eval 9.0.8 / pytrec_eval / ir-measures (float scores); "
+@trec_eval_version_option(
+              "9: numbers of trec_eval 9.0.8 / pytrec_eval / ir-measures (float scores); "
                    "10: trec_eval 10.0 (double scores, lround recall cut-offs, rbp/unj measures).")
 @click.option("-J", "--judged-only", is_flag=True,
               help="Drop the documents the qrels do not grade before scoring: condensed lists (trec_eval -J).")
@@ -78,14 +85,14 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
     """
     # Scoring uses no BLAS; starting OpenBLAS's threads costs more CPU than scoring a small run.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from trecbench._progress import progress_bar
-    from trecbench.evaluation import output as out
-    from trecbench.evaluation.names import MeasureError
-    from trecbench.evaluation.retrieval import DEFAULT_MEASURES, low_judged, score_runs
-    from trecbench.outputs import check_writable, open_output
+    from trecbench.helpers.progress import progress_bar
+    from trecbench.evaluation.retrieval import output as out
+    from trecbench.evaluation.retrieval.names import MeasureError
+    from trecbench.evaluation.retrieval.frames import DEFAULT_MEASURES, low_judged, score_runs
+    from trecbench.files.output import check_writable, open_output
 
     check_writable(output)
-    version = int(trec_eval_version)
+    version = trec_eval_version
     if not measures:
         measures = ("official",) if fmt == "trec_eval" or against else DEFAULT_MEASURES
     if against and len(runs) != 1:
@@ -114,7 +121,7 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
 
 def _against(res, path: str, version: int) -> None:
     from trecbench.errors import InputError
-    from trecbench.evaluation.against import compare_with, read_trec_eval_output
+    from trecbench.evaluation.retrieval.against import compare_with, read_trec_eval_output
 
     theirs = read_trec_eval_output(path)
     comparison = compare_with(res, theirs, version=version)

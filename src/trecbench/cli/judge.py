@@ -28,7 +28,7 @@ class PromptParam(click.ParamType):
 
     def convert(self, value, param, ctx):
         from trecbench.errors import InputError
-        from trecbench.qrels.judges.prompts import Prompt, load_prompt
+        from trecbench.judging.prompts import Prompt, load_prompt
 
         if isinstance(value, Prompt):
             return value
@@ -86,7 +86,7 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
       trecbench judge llm -w mybench --model openai/gpt-4o-mini --batch 5 --provider-batch   # later: collect
       trecbench judge llm -w mybench --model openai/gpt-4o-mini --audit --reference nist --min-diff 2
     """
-    from trecbench.qrels.judges.run import judge_pool
+    from trecbench.judging.pool import judge_pool
     from trecbench.store import Workspace
 
     config = model_opts.config(temperature=0.7 if samples > 1 else 0.0)
@@ -131,7 +131,7 @@ def judging(quiet: bool) -> Iterator[tuple[Callable, Callable]]:
 
 
 def describe_run(run) -> str:
-    """The summary line of a judging run (`trecbench.qrels.judges.run.JudgeRun` with a report)."""
+    """The summary line of a judging run (`trecbench.judging.pool.JudgeRun` with a report)."""
     report = run.report
     skipped = report.skipped if run.plan.adaptive else run.plan.skipped
     return (f"judged {report.judged}, failed {len(report.failed)}, skipped {skipped} already judged; "
@@ -148,7 +148,7 @@ def finish_run(run) -> None:
 
 
 def describe_batches(b) -> str:
-    """What happened to the provider batches in this run (`trecbench.qrels.judges.batch.BatchReport`)."""
+    """What happened to the provider batches in this run (`trecbench.judging.batch.BatchReport`)."""
     lines = [f"batch {bid} collected: {n} replies read, {dollars(cost)} at the batch price" for bid, n, cost in b.collected]
     lines += [f"batch {bid} found again (its id had not been saved)" for bid in b.found_again]
     lines += [f"unreadable result line {where}" for where in b.unreadable]

@@ -68,7 +68,7 @@ def run_audit(workspace: str, config: Any, model_opts: Any, audit: AuditOptions,
     """`judge llm --audit`: re-judge, print the agreement, the disagreements and the queue."""
     from trecbench.cli.judge import describe_batches, describe_run, finish_run, judging
     from trecbench.cli.model_options import describe_estimate
-    from trecbench.qrels.audit import audit_qrels, format_audit
+    from trecbench.judging.audit import audit_qrels, format_audit
 
     if not audit.on:
         raise click.UsageError(f"{', '.join(audit.given)} go(es) with --audit")
@@ -115,7 +115,7 @@ def audit(workspace: str, pool_name: str | None, fmt: str) -> None:
       trecbench judge audit -w mybench
       trecbench judge audit -w mybench --pool audit --format json
     """
-    from trecbench.qrels.audit import format_audit, read_audit
+    from trecbench.judging.audit import format_audit, read_audit
 
     result = read_audit(workspace, pool_name)
     click.echo(json.dumps(result.as_dict(), indent=2) if fmt == "json" else format_audit(result, workspace))

@@ -44,7 +44,7 @@ def validate(workspace, draw, size, width, source, name, pool_name, reference, m
       trecbench judge llm -w mybench --pool validation --model openai/gpt-4o-mini --prompt multi-criteria
       trecbench judge validate -w mybench --format json
     """
-    from trecbench.qrels.validate import draw_sample, format_table, validate as run_validate
+    from trecbench.judging.validate import draw_sample, format_table, validate as run_validate
     from trecbench.store import Workspace
 
     ws = Workspace(workspace)

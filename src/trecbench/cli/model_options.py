@@ -57,7 +57,7 @@ class ProgressBar:
 
     def start(self, total: int) -> None:
         if not self.off and total:
-            from trecbench._progress import progress_bar
+            from trecbench.helpers.progress import progress_bar
 
             self.bar = progress_bar(True, total=total, unit=self.unit, leave=True)
 
@@ -83,7 +83,7 @@ def describe_judging(plan: Any) -> str:
 
 
 def describe_estimate(estimate: Any) -> str:
-    """One line for a judging dry run (`trecbench.pooling.estimate.Estimate`): calls, tokens and dollars."""
+    """One line for a judging dry run (`trecbench.judging.estimate.Estimate`): calls, tokens and dollars."""
     total = estimate.table.loc["all"] if "all" in estimate.table.index else None
     if total is None or estimate.table.empty:
         return "dry run: nothing to judge, no call to the model"

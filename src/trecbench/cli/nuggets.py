@@ -58,7 +58,7 @@ def draft(workspace, model_opts, extractive, min_grade, window, max_nuggets, kee
       trecbench nuggets draft -w mybench --model openai/gpt-4o-mini --keep 20 --max-cost 5
       trecbench nuggets draft -w mybench --extractive --keep 15
     """
-    from trecbench.nuggets.run import draft_nuggets
+    from trecbench.nuggets.drafting import draft_nuggets
     from trecbench.store import Workspace
 
     if extractive == bool(model_opts.model):

@@ -58,8 +58,8 @@ def _problems(problems) -> None:
 
 
 def _output(path: str | None):
-    """Standard output, or the file written atomically (`trecbench.outputs.open_output`)."""
-    from trecbench.outputs import open_output
+    """Standard output, or the file written atomically (`trecbench.files.output.open_output`)."""
+    from trecbench.files.output import open_output
 
     return open_output(path or "-")
 
@@ -239,7 +239,7 @@ def estimate(pool_file, model, batch, corpus_path, topics_path, input_price, out
       trecbench pool estimate pool.tsv --model my-local-model --input-price 0.2 --output-price 0.6 -c corpus.jsonl -t topics.tsv
     """
     from trecbench.llm.cost import dollars
-    from trecbench.pooling.estimate import UnknownModelError, estimate_cost
+    from trecbench.judging.estimate import UnknownModelError, estimate_cost
     from trecbench.pooling.pool import read_pool
 
     try:
@@ -284,7 +284,7 @@ def loo(qrels_path, runs, workspace, pool_name, measures, depth, rel_level, fmt)
       trecbench pool loo --qrels qrels.txt bm25.txt dense.txt splade.txt -m nDCG@10 -m R@100
       trecbench pool loo -w mybench --pool depth-20
     """
-    from trecbench.evaluation.names import MeasureError
+    from trecbench.evaluation.retrieval.names import MeasureError
     from trecbench.pooling.loo import DEFAULT_MEASURES, leave_one_out, workspace_leave_one_out
     from trecbench.pooling.pool import DEFAULT_DEPTH
 

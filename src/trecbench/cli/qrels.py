@@ -141,7 +141,7 @@ def export(workspace, output, judge, prefer, majority, pool_name, provenance) ->
     frame = result.qrels
     write_qrels(frame[["query_id", "iteration", "doc_id", "relevance"]], output)
     if provenance:
-        from trecbench.outputs import write_output
+        from trecbench.files.output import write_output
 
         write_output(provenance, frame.to_csv(sep="\t", index=False, lineterminator="\n"))
     click.echo(f"{output}: {len(frame)} judgments over {frame['query_id'].nunique()} topics "

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from trecbench._progress import progress_bar
+from trecbench.helpers.progress import progress_bar
 
 from trecbench.cli.common import quiet_option, workspace_option
 

@@ -53,7 +53,7 @@ def report(workspace, run_args, runs, output, measures, baseline, answers, conte
       trecbench report -w mybench --runs bm25.txt dense.txt -m nDCG@10 -m AP --baseline bm25 -o report.html
       trecbench report -w mybench --answers rag.jsonl --contexts stages.jsonl -o report.html --quiet
     """
-    from trecbench._progress import progress_bar
+    from trecbench.helpers.progress import progress_bar
     from trecbench.report import ReportOptionError, ReportOptions, write_report
 
     options = ReportOptions(runs=list(runs) + list(run_args), measures=list(measures) or ReportOptions.measures,

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from trecbench.cli.common import validate_files
+from trecbench.cli.common import trec_eval_version_option, validate_files
 
 
 @click.group()
@@ -47,11 +47,13 @@ def validate(files: tuple[str, ...]) -> None:
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False, allow_dash=True),
               help="File to write ('-' for stdout).")
 @click.option("--runid", help="Tag to write in the last column (default: the run's own).")
-def sort_run(run: str, output: str, runid: str | None) -> None:
+@trec_eval_version_option("Rank as trec_eval 9.0.8 (scores compared as C floats) or 10.0 (doubles) does.")
+def sort_run(run: str, output: str, runid: str | None, trec_eval_version: int) -> None:
     """Rewrite RUN in trec_eval order with consistent ranks.
 
     Per topic, documents are ordered by score descending, ties by docid descending (as trec_eval
-    ranks them), and numbered 1..n. Fields after the sixth are dropped.
+    ranks them), and numbered 1..n. trec_eval 9.0.8 (the default, as in `eval retrieval`) compares
+    scores as C floats, so scores equal as floats tie. Fields after the sixth are dropped.
 
     \b
     Example:
@@ -62,7 +64,7 @@ def sort_run(run: str, output: str, runid: str | None) -> None:
 
     frame = read_run(run)
     try:
-        write_run(frame, sys.stdout if output == "-" else output, runid=runid)
+        write_run(frame, sys.stdout if output == "-" else output, runid=runid, version=trec_eval_version)
     except ValueError as e:  # e.g. a runid with a space in it
         raise click.UsageError(str(e)) from None
     except OSError as e:
@@ -102,7 +104,7 @@ def bm25(corpus: str, topics: str, output: str, backend: str, k1: float, b: floa
     """
     from pathlib import Path
 
-    from trecbench._trecfile import check_ids
+    from trecbench.files.trec import check_ids
     from trecbench.errors import InputError
     from trecbench.runs import write_run
     from trecbench.runs.baselines import BackendUnavailable, BM25Settings, bm25_run

@@ -190,7 +190,7 @@ def write_comparisons(results: list[Comparison], stream: IO[str], fmt: str = "ta
                       baseline: str = "") -> None:
     """The comparisons as `eval compare` prints them: a table (with the topics that got better and worse when
     `per_topic`), CSV (`comparisons_frame`) or JSON."""
-    from trecbench.evaluation.output import aligned
+    from trecbench.evaluation.retrieval.output import aligned
 
     if fmt == "csv":
         stream.write(comparisons_frame(results).to_csv(index=False))

@@ -73,7 +73,7 @@ def table_lines(frame: pd.DataFrame, *, topics: bool) -> list[str]:
     rows = []
     for (run, qid), values in zip(shown.index, shown.to_numpy()):
         rows.append(([run, qid] if topics else [run]) + [_fmt(v) for v in values])
-    from trecbench.evaluation.output import aligned
+    from trecbench.evaluation.retrieval.output import aligned
 
     return aligned(header, rows, left=len(ids))
 
@@ -181,7 +181,7 @@ def emit(frame: pd.DataFrame, output: str | None, fmt: str = "table", *, topics:
     if output is None:
         write_scores(frame, sys.stdout, fmt, topics=topics, notes=notes)
         return
-    from trecbench.outputs import open_output
+    from trecbench.files.output import open_output
 
     with open_output(output) as stream:
         write_scores(frame, stream, fmt, topics=topics, notes=notes)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trecbench._lazy import attribute, by_module
+from trecbench.helpers.lazy import attribute, by_module
 
 _EXPORTS = by_module({
     "trecbench.llm.client": ("LLM", "ModelConfig"),

@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, TextIO, Union
 
-from trecbench._lines import iter_json_objects, json_id
-from trecbench.outputs import write_output
+from trecbench.files.lines import iter_json_objects, json_id
+from trecbench.files.output import write_output
 from trecbench.errors import Problem, checked
 from trecbench.nuggets.model import IMPORTANCE, ORIGIN, STATUS, Nugget, TopicNuggets, normalise_support
 

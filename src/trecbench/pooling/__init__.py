@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trecbench._lazy import attribute, by_module
+from trecbench.helpers.lazy import attribute, by_module
 
 _EXPORTS = by_module({
     "trecbench.pooling.pool": ("Pool", "PoolInfo", "build_pool", "read_pool", "write_pool"),
@@ -22,7 +22,7 @@ _EXPORTS = by_module({
     "trecbench.pooling.session": ("JudgingSession",),
     "trecbench.pooling.simulate": ("simulate",),
     "trecbench.pooling.stats": ("pool_stats",),
-    "trecbench.pooling.estimate": ("estimate_cost",),
+    "trecbench.judging.estimate": ("estimate_cost",),
     "trecbench.pooling.loo": ("leave_one_out", "workspace_leave_one_out"),
     "trecbench.pooling.workspace": ("pool_runs", "resume_adaptive", "is_adaptive"),
 })

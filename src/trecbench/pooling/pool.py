@@ -15,8 +15,8 @@ from typing import Any, Iterable, Mapping, Sequence, Union
 import numpy as np
 import pandas as pd
 
-from trecbench.outputs import write_output
-from trecbench._shown import some
+from trecbench.files.output import write_output
+from trecbench.helpers.messages import some
 from trecbench.errors import InputError, Problem
 from trecbench.pooling.rank import RunInfo, RunLike, read_runs
 from trecbench.pooling.strategies import get_strategy

@@ -1,8 +1,8 @@
 """Each run's top-k documents per topic, ranked as trec_eval ranks them, read and cut without a loop per line.
 
-trec_eval sorts a topic's documents by score descending and breaks ties by docid descending (strcmp);
-the rank column is ignored. Scores are compared as C floats, as trec_eval 9.0.8 stores them (the
-default of `trecbench eval retrieval`), so two scores equal as float32 tie.
+The order is `trecbench.ranking`'s, for trec_eval 9.0.8 (the default of `trecbench eval retrieval`):
+score descending as C floats, ties by docid descending, the rank column ignored. Pooling cuts before
+it gathers docids, so it uses the rule's two steps (`ranking_scores`, `break_ties`) around the cut.
 """
 from __future__ import annotations
 
@@ -17,17 +17,17 @@ from typing import Any, Union, cast
 import numpy as np
 import pandas as pd
 
-from trecbench._columns import (
+from trecbench.files.columns import (
     Dictionary,
     Ids,
     gather_ids,
     has_repeats,
-    order_within,
     split_fields,
     stretch_starts,
     usable_cores,
 )
 from trecbench.errors import InputError, Problem
+from trecbench.ranking import break_ties, ranking_scores
 
 RunLike = Union[str, "os.PathLike[str]", pd.DataFrame]
 
@@ -68,7 +68,7 @@ def top_k(run: Any, depth: int | None) -> TopK:
 
     `run`: RunColumns or a DataFrame (query_id, doc_id, score).
     """
-    from trecbench.evaluation.rankings import run_columns
+    from trecbench.evaluation.retrieval.rankings import run_columns
 
     cols = run_columns(run)
     return _top(cols.qid, cols.score, depth, cols.doc.take)
@@ -80,7 +80,7 @@ def _top(qid: Ids, scores: np.ndarray, depth: int | None, docs_of: Callable[[np.
     if n == 0:
         return _no_documents()
     qcode, n_topics = _topic_codes(qid)
-    score = scores.astype(np.float32)
+    score = ranking_scores(scores)
     ordered = (qcode[1:] >= qcode[:-1]).all() and ((qcode[1:] != qcode[:-1]) | (score[1:] <= score[:-1])).all()
     order = np.arange(n) if ordered else np.lexsort((-score, qcode))
     if depth is not None:
@@ -92,7 +92,7 @@ def _top(qid: Ids, scores: np.ndarray, depth: int | None, docs_of: Callable[[np.
         order = order[(pos < depth) | (ss == np.repeat(last, counts))]
     docs = docs_of(order)  # aligned with `order`
     qcode, score = qcode[order], score[order]
-    tied = _break_ties(np.arange(len(order)), qcode, score, docs)
+    tied = break_ties(qcode, score, docs)
     order, docs = order[tied], docs.take(tied)
     starts, counts = _runs_of(qcode[tied])
     pos = np.arange(len(order)) - np.repeat(starts, counts)
@@ -107,7 +107,7 @@ def _read_top(path: str, data: bytes, depth: int | None) -> tuple[TopK, str, int
     reader decides). Only the topic and score of every line are parsed; docids only on the lines that can
     make the cut, and a docid twice in a topic among those lines sends the file to the general reader
     (which reports it). A pool is blind to what lies past its depth."""
-    from trecbench.evaluation.rankings import run_tag
+    from trecbench.evaluation.retrieval.rankings import run_tag
 
     cols = split_fields(data, 6, ids=(0,), floats=(4,), spans=(2,), comments=True)
     if cols is None:
@@ -157,25 +157,6 @@ def _runs_of(sorted_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return starts, counts
 
 
-def _break_ties(order: np.ndarray, qcode: np.ndarray, score: np.ndarray, docs: Ids) -> np.ndarray:
-    """Rows already ordered by (topic, score desc), with equal-score stretches ordered by docid descending.
-
-    Only tied rows have their docids sorted, by their bytes: trec_eval's strcmp.
-    """
-    qs, ss = qcode[order], score[order]
-    same = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
-    if not same.any():
-        return order
-    tied = np.zeros(len(order), dtype=bool)
-    tied[1:] |= same
-    tied[:-1] |= same
-    where = np.flatnonzero(tied)
-    group = np.cumsum(np.r_[True, ~same])[where]
-    order = order.copy()
-    order[where] = order[where][order_within(group, docs.take(order[where]))]
-    return order
-
-
 def read_runs(
     runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike], depth: int | None
 ) -> tuple[list[RunInfo], list[TopK], list[Problem]]:
@@ -189,7 +170,7 @@ def read_runs(
     items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
 
     def one(item: tuple[str | None, RunLike]) -> tuple[str, str, str, TopK, int, int, Problem | None]:
-        from trecbench.evaluation.rankings import read_run_columns, run_columns
+        from trecbench.evaluation.retrieval.rankings import read_run_columns, run_columns
 
         given, run = item
         if isinstance(run, pd.DataFrame):

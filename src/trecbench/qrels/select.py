@@ -77,8 +77,8 @@ def workspace_qrels(ws: Any, *, judge: str | None = None, prefer: str = "human",
 def grouping_pool(ws: Any) -> str | None:
     """The pool whose duplicate groups propagate grades by default: the newest pooled one, not a judging
     sample drawn from it (validation sample, audit queue); None, the newest of all, when there is only those."""
-    from trecbench.qrels.audit import STRATEGY as AUDIT
-    from trecbench.qrels.validate import STRATEGY as VALIDATION
+    from trecbench.judging.audit import STRATEGY as AUDIT
+    from trecbench.judging.validate import STRATEGY as VALIDATION
 
     return next((p.name for p in reversed(ws.pools()) if p.strategy not in (AUDIT, VALIDATION)), None)
 

@@ -9,9 +9,9 @@ from typing import TextIO, Union
 import numpy as np
 import pandas as pd
 
-from trecbench.outputs import open_output
-from trecbench._irds import is_irds, iter_qrels
-from trecbench._trecfile import (
+from trecbench.files.output import open_output
+from trecbench.files.irds import is_irds, iter_qrels
+from trecbench.files.trec import (
     PathLike,
     check_ids,
     fast_table,

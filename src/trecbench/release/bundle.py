@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from trecbench._progress import SilentProgress
+from trecbench.helpers.progress import SilentProgress
 from trecbench.errors import InputError
 
 FORMAT = "trecbench-release/1"

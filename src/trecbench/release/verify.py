@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from trecbench._progress import SilentProgress
+from trecbench.helpers.progress import SilentProgress
 from trecbench.errors import InputError
 from trecbench.release.bundle import FORMAT, MANIFEST, file_sha256
 

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from trecbench._progress import SilentProgress
+from trecbench.helpers.progress import SilentProgress
 from trecbench.errors import InputError
 from trecbench.report.scores import ScoreTable, score_table
 
@@ -159,7 +159,7 @@ class AgreementSection:
     min_common: int = 20
     threshold: int = 1
     missing: Missing | None = None
-    validation: Any = None  # trecbench.qrels.validate.Validation of the newest validation sample, if people judged it
+    validation: Any = None  # trecbench.judging.validate.Validation of the newest validation sample, if people judged it
 
 
 @dataclass
@@ -215,7 +215,7 @@ def build_report(workspace: Any, options: ReportOptions | None = None, *, progre
     bar.update()
     bar.set_description_str("judge agreement")
     agreement = agreement_section(ws, options)
-    from trecbench.qrels.validate import report_validation
+    from trecbench.judging.validate import report_validation
 
     agreement.validation = report_validation(ws, threshold=options.threshold)
     bar.update()
@@ -228,7 +228,7 @@ def build_report(workspace: Any, options: ReportOptions | None = None, *, progre
 
 
 def _check_measures(measures: Sequence[str]) -> None:
-    from trecbench.evaluation.names import MeasureError, parse_measures
+    from trecbench.evaluation.retrieval.names import MeasureError, parse_measures
 
     if not measures:
         raise ReportOptionError("give at least one measure")
@@ -279,7 +279,7 @@ def report_qrels(ws: Any, options: ReportOptions) -> Any:
 
 def _score_one(qrels: pd.DataFrame, source: RunSource, measures: Sequence[str]) -> tuple[pd.DataFrame, list]:
     """Per-topic scores of one run, and the Judged@10 warning if the qrels judge too little of it."""
-    from trecbench.evaluation.retrieval import low_judged, score_runs, to_frame
+    from trecbench.evaluation.retrieval.frames import low_judged, score_runs, to_frame
 
     runs = {source.name: source.path} if source.name else [source.path]
     results = score_runs(qrels[["query_id", "doc_id", "relevance"]], runs, list(measures), judged_k=10)
@@ -370,8 +370,8 @@ def natural_key(value: Any) -> tuple:
 
 
 def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
-    from trecbench.evaluation.answers import evaluate_answers
-    from trecbench.evaluation.duplicates import duplicate_groups
+    from trecbench.evaluation.answers.scoring import evaluate_answers
+    from trecbench.evaluation.evidence.duplicates import duplicate_groups
     from trecbench.nuggets.store import workspace_nuggets
 
     section = AnswersSection(files=[str(a) for a in options.answers])
@@ -399,8 +399,8 @@ def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
 
 
 def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
-    from trecbench.evaluation.duplicates import duplicate_groups
-    from trecbench.evaluation.evidence import evaluate_evidence, evidence_from_nuggets, read_evidence
+    from trecbench.evaluation.evidence.duplicates import duplicate_groups
+    from trecbench.evaluation.evidence.recall import evaluate_evidence, evidence_from_nuggets, read_evidence
     from trecbench.nuggets.store import workspace_nuggets
     from trecbench.report import plots
 

@@ -76,7 +76,7 @@ def write_report(workspace: Any, output: str | Path, options: Any = None, *, pro
 
     report = build_report(workspace, options, progress=progress)
     html = render_html(report)
-    from trecbench.outputs import write_output
+    from trecbench.files.output import write_output
 
     write_output(output, html)
     return report

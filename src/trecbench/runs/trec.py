@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from trecbench._trecfile import (
+from trecbench.files.trec import (
     PathLike,
     fast_table,
     has_comment_lines,
@@ -18,7 +18,7 @@ from trecbench._trecfile import (
     read_bytes,
     strict_floats,
 )
-from trecbench._arrowread import duplicated_pairs, read_fields
+from trecbench.files.arrow import duplicated_pairs, read_fields
 from trecbench.errors import InputError, Problem
 
 RUN_FORMAT = "qid Q0 docid rank score tag"

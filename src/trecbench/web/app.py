@@ -196,7 +196,7 @@ def judge_page(request: Request) -> Response:
     doc, missing = bench.document(docid)
     terms = query_terms(topic[0]) if topic else []
     others, holders = _others(state, docid, who)
-    from trecbench.qrels.validate import is_blind
+    from trecbench.judging.validate import is_blind
 
     blind = is_blind(bench.ws, pool.name)  # a validation sample is judged without seeing any model's grade
     show_suggestion = request.query_params.get("suggest") == "1" and not blind

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from trecbench.runs.baselines.analysis import ANALYZER, TermIds, analyze
-from trecbench._progress import progress_bar
+from trecbench.helpers.progress import progress_bar
 from trecbench.runs.baselines.base import BM25Settings
 
 _DOCIDS = "docids.json"

@@ -27,7 +27,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from trecbench._progress import progress_bar
+from trecbench.helpers.progress import progress_bar
 from trecbench.runs.baselines.base import BM25Settings, note
 
 VECTOR_OPTION = "--add-modules=jdk.incubator.vector"

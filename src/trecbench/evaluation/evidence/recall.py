@@ -1,0 +1,276 @@
+"""Evidence recall: did retrieval bring back what an answer needs, and where in the pipeline was it lost?
+
+Evidence is a list of items per topic (`evidence_files`), each needed by a good answer; an item is
+established by any one of its alternatives, and an alternative is a joint group of documents all of
+which are needed. An item is covered by a set of documents when one alternative is in it in full; it
+counts once however many of its sources come back.
+
+Measures per topic, on the top k contexts (the first k positions of the last stage, `contexts`):
+
+- `EvidenceRecall@k`: covered items / required items
+- `CompleteEvidence@k`: 1 when every required item is covered, else 0 (its mean: the share of topics)
+- `IDRecall@k`: retrieved source documents / all source documents (plain ID recall, for contrast)
+
+A run's score is the macro mean: the mean over topics of the per-topic values, each topic weighing
+the same. The funnel follows each item through ordered stages (initial, filtered, reranked, final
+...): the last stage where it was present and the stage where it was lost (`cut@k` when the last
+stage has it below rank k, `never retrieved` when no stage has it). Its shares are micro: items
+present / items required, all topics' items pooled, so a topic with many items weighs more.
+
+Permissions: sources a topic may not see are dropped from the requirement and reported: an
+alternative needing one is dropped, and an item with no alternative left is not required, so a
+correct permission filter is never scored as a miss. A nugget without supporting documents is not
+required either, and is listed. With duplicate groups (`duplicates`), the members of a group are
+one document: retrieving any of them retrieves them all.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, NamedTuple, Union
+
+import pandas as pd
+
+from trecbench.evaluation.evidence.contexts import StagedContexts, ranked_docids, read_contexts  # noqa: F401 (re-exported)
+from trecbench.evaluation.evidence.duplicates import NONE, DuplicateGroups
+from trecbench.evaluation.evidence.files import (  # noqa: F401 (re-exported)
+    EvidenceItem,
+    Permissions,
+    evidence_from_nuggets,
+    permission_warnings,
+    read_evidence,
+    read_permissions,
+)
+from trecbench.evaluation.topic_scores import scores_frame
+from trecbench.nuggets.model import satisfied_group
+
+PathLike = Union[str, Path]
+NEVER = "never retrieved"
+AVERAGING = {"EvidenceRecall@k, CompleteEvidence@k, IDRecall@k": "macro: the mean over topics of each topic's value",
+             "funnel share": "micro: items present / items required, all topics' items pooled"}
+
+
+# --- scoring ---------------------------------------------------------------------------------------
+
+
+class FunnelRow(NamedTuple):
+    """Where one evidence item went in one run's pipeline."""
+
+    run: str
+    qid: str
+    item: str
+    present: tuple[bool, ...]  # per stage, then at the cut (@k) of the last stage
+    last_stage: str  # the last stage that had it ("" if none)
+    lost_at: str  # the stage that dropped it, `cut@k`, `never retrieved`, or "" when kept to the end
+
+
+class Dropped(NamedTuple):
+    """Sources of an item a topic may not see; `item_dropped` when no alternative was left."""
+
+    qid: str
+    item: str
+    sources: tuple[str, ...]
+    item_dropped: bool
+
+
+@dataclass
+class EvidenceScores:
+    """Evidence measures (`frame`: per topic plus `all` rows), the funnel, and what was set aside."""
+
+    frame: pd.DataFrame
+    k: int
+    stages: dict[str, tuple[str, ...]] = field(default_factory=dict)  # run -> stages (then `@k`)
+    funnel: list[FunnelRow] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+    leaks: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # run -> (qid, docid) not permitted
+    no_evidence: list[str] = field(default_factory=list)  # topics with no required item: NaN, not averaged
+    missing: dict[str, list[str]] = field(default_factory=dict)  # run -> evidence topics it has no contexts for
+    unjudged: dict[str, list[str]] = field(default_factory=dict)  # run -> its topics without evidence
+    unsupported: list[tuple[str, str]] = field(default_factory=list)  # (qid, item) without sources: not required
+    warnings: list[str] = field(default_factory=list)  # what the permissions map probably gets wrong
+    duplicates: int = 0  # documents scored as their duplicate group's representative
+
+    def stage_summary(self) -> pd.DataFrame:
+        """Per run and stage: items present, their share of the required items, and items lost there."""
+        rows = []
+        for run, stages in self.stages.items():
+            mine = [f for f in self.funnel if f.run == run]
+            total = len(mine)
+            for i, stage in enumerate(stages):
+                present = sum(f.present[i] for f in mine)
+                lost = sum(f.lost_at == stage for f in mine)
+                rows.append({"run": run, "stage": stage, "present": present, "required": total,
+                             "share": present / total if total else math.nan, "lost_here": lost})
+            never = sum(f.lost_at == NEVER for f in mine)
+            rows.append({"run": run, "stage": NEVER, "present": 0, "required": total,
+                         "share": math.nan, "lost_here": never})
+        return pd.DataFrame(rows, columns=["run", "stage", "present", "required", "share", "lost_here"])
+
+    def messages(self, missing_topics: str = "zero") -> list[str]:
+        """A sentence for each thing set aside or counted apart, and why (the command prints them, the report
+        lists them); `missing_topics` as the scores were made with."""
+        from trecbench.helpers.messages import some
+
+        out = list(self.warnings)
+        if self.unsupported:
+            out.append(f"{len(self.unsupported)} nugget(s) not required, no evidence (no supporting documents): "
+                       f"{some(f'{q}:{i}' for q, i in self.unsupported)}")
+        if self.duplicates:
+            out.append(f"{self.duplicates} retrieved document(s) in the top k scored as their duplicate group's "
+                       "representative (--duplicates distinct to count them apart)")
+        if self.no_evidence:
+            out.append(f"{len(self.no_evidence)} topic(s) have no required evidence, left out of the means: "
+                       f"{some(self.no_evidence)}")
+        for d in self.dropped:
+            what = "no longer required" if d.item_dropped else "its other alternatives still count"
+            out.append(f"topic {d.qid}, item {d.item}: not permitted to see {' '.join(d.sources)}; {what}")
+        for run, leaks in self.leaks.items():
+            if leaks:
+                out.append(f"{run}: {len(leaks)} retrieved document(s) the topic may not see: "
+                           f"{some(f'{q}:{d}' for q, d in leaks)}")
+        for run, qids in self.missing.items():
+            if qids:
+                what = "scored 0" if missing_topics == "zero" else "left out"
+                out.append(f"{run}: {len(qids)} evidence topic(s) not in the contexts, {what}: {some(qids)}")
+        for run, qids in self.unjudged.items():
+            if qids:
+                out.append(f"{run}: {len(qids)} topic(s) without evidence, not scored: {some(qids)}")
+        return out
+
+    def notes(self) -> dict[str, dict[str, Any]]:
+        return {run: {"stages": list(stages), "averaging": dict(AVERAGING),
+                      "topics_without_evidence": list(self.no_evidence),
+                      "not_required_without_evidence": [f"{q}:{i}" for q, i in self.unsupported],
+                      "permission_warnings": list(self.warnings),
+                      "missing_topics": self.missing.get(run, []), "topics_not_in_evidence": self.unjudged.get(run, []),
+                      "not_permitted_but_retrieved": [list(x) for x in self.leaks.get(run, [])],
+                      "dropped_by_permissions": [{"qid": d.qid, "item": d.item, "sources": list(d.sources),
+                                                  "item_dropped": d.item_dropped} for d in self.dropped],
+                      "funnel": [{"qid": f.qid, "item": f.item, "last_stage": f.last_stage, "lost_at": f.lost_at}
+                                 for f in self.funnel if f.run == run]}
+                for run, stages in self.stages.items()}
+
+
+def measures(k: int) -> list[str]:
+    return [f"EvidenceRecall@{k}", f"CompleteEvidence@{k}", f"IDRecall@{k}"]
+
+
+def apply_permissions(items: list[EvidenceItem], permissions: Permissions | None) -> tuple[list[EvidenceItem],
+                                                                                            list[Dropped]]:
+    """Items restricted to what their topic may see, and what was dropped."""
+    if permissions is None:
+        return items, []
+    kept, dropped = [], []
+    for item in items:
+        hidden = tuple(d for d in item.sources if not permissions.visible(item.qid, d))
+        if not hidden:
+            kept.append(item)
+            continue
+        groups = tuple(g for g in item.any_of if not any(d in hidden for d in g))
+        dropped.append(Dropped(item.qid, item.id, hidden, not groups))
+        if groups:
+            kept.append(EvidenceItem(item.qid, item.id, groups, item.text, item.importance))
+    return kept, dropped
+
+
+def evaluate_evidence(
+    evidence: PathLike | Iterable[EvidenceItem],
+    contexts: PathLike | StagedContexts | Iterable[PathLike | StagedContexts],
+    *,
+    k: int = 10,
+    permissions: PathLike | Permissions | None = None,
+    missing_topics: str = "zero",
+    duplicates: DuplicateGroups | None = None,
+) -> EvidenceScores:
+    """Score staged contexts against evidence: EvidenceRecall@k, CompleteEvidence@k, IDRecall@k, funnel.
+
+    evidence: an evidence (or nuggets) file, or EvidenceItem records (`any_of` () is a nugget without
+        supporting documents: listed in `unsupported`, not required).
+    contexts: one or more contexts files (TREC run or staged JSONL) or StagedContexts, one per system.
+    permissions: a permissions file or Permissions; sources a topic may not see are not required.
+    missing_topics: "zero" (an evidence topic without contexts scores 0) or "skip".
+    duplicates: duplicate groups (`duplicate_groups(workspace)`): a group's members are one document.
+
+    Example:
+        >>> scores = evaluate_evidence("evidence.jsonl", ["stages.jsonl"], k=10)
+        >>> scores.frame.loc[("mysystem", "all"), "EvidenceRecall@10"]
+    """
+    if k <= 0:
+        raise ValueError(f"k must be positive, not {k}")
+    if missing_topics not in ("zero", "skip"):
+        raise ValueError(f"missing_topics must be 'zero' or 'skip', not {missing_topics!r}")
+    items = read_evidence(evidence) if isinstance(evidence, (str, Path)) else list(evidence)
+    if isinstance(permissions, (str, Path)):
+        permissions = read_permissions(permissions)
+    if isinstance(contexts, (str, Path, StagedContexts)):
+        contexts = [contexts]
+    systems = [c if isinstance(c, StagedContexts) else read_contexts(c) for c in contexts]
+    groups = duplicates or NONE
+    topics = list(dict.fromkeys(i.qid for i in items))
+    result = EvidenceScores(pd.DataFrame(), k)
+    result.unsupported = [(i.qid, i.id) for i in items if not i.any_of]
+    required, result.dropped = apply_permissions([i for i in items if i.any_of], permissions)
+    if permissions is not None:
+        seen = {c.id for s in systems for q in s.contexts for st in s.stages for c in s.ranked(q, st) if c.id}
+        result.warnings = permission_warnings(permissions, topics, seen | {d for i in items for d in i.sources})
+    by_topic: dict[str, list[EvidenceItem]] = {q: [] for q in topics}
+    for item in required:
+        by_topic[item.qid].append(EvidenceItem(item.qid, item.id, tuple(
+            tuple(dict.fromkeys(groups.all_same(item.qid, g))) for g in item.any_of), item.text, item.importance))
+    result.no_evidence = [q for q in topics if not by_topic[q]]
+    names = [s.run for s in systems]
+    rows = []
+    for n, system in enumerate(systems):
+        # systems sharing a name are told apart by their position
+        run = system.run if names.count(system.run) == 1 else f"{system.run}#{names[:n].count(system.run) + 1}"
+        _no_ids(system)
+        stages = system.stages + (f"cut@{k}",)
+        result.stages[run] = stages
+        result.missing[run] = [q for q in topics if q not in system.contexts and by_topic[q]]
+        result.unjudged[run] = [q for q in system.contexts if q not in by_topic]
+        if permissions is not None:
+            result.leaks[run] = [(q, str(c.id)) for q in system.contexts for c in system.top_k(q, k)
+                                 if not permissions.visible(q, str(c.id))]
+        for qid in topics:
+            if qid not in system.contexts and missing_topics == "skip":
+                continue
+            per_stage = [set(groups.all_same(qid, (str(c.id) for c in system.ranked(qid, s)))) for s in system.stages]
+            at_k = set(groups.all_same(qid, (str(c.id) for c in system.top_k(qid, k))))
+            result.duplicates += sum(groups.same(qid, str(c.id)) != c.id for c in system.top_k(qid, k))
+            need = by_topic[qid]
+            for item in need:
+                present = tuple(satisfied_group(item.any_of, docs) is not None for docs in per_stage + [at_k])
+                result.funnel.append(_funnel_row(run, qid, item.id, present, stages))
+            if not need:
+                rows.append((run, qid, {m: math.nan for m in measures(k)}))
+                continue
+            covered = sum(satisfied_group(i.any_of, at_k) is not None for i in need)
+            sources = {d for i in need for d in i.sources}
+            rows.append((run, qid, {f"EvidenceRecall@{k}": covered / len(need),
+                                    f"CompleteEvidence@{k}": float(covered == len(need)),
+                                    f"IDRecall@{k}": len(sources & at_k) / len(sources)}))
+    result.frame = scores_frame(rows, measures(k))
+    return result
+
+
+def _no_ids(system: StagedContexts) -> None:
+    from trecbench.errors import InputError
+
+    for qid in system.contexts:
+        for stage in system.stages:
+            if any(c.id is None for c in system.ranked(qid, stage)):
+                raise InputError(system.run, 0, f"topic {qid}, stage {stage}: contexts without ids; evidence is "
+                                                "matched by docid (give {id, text} or docids)")
+
+
+def _funnel_row(run: str, qid: str, item: str, present: tuple[bool, ...], stages: tuple[str, ...]) -> FunnelRow:
+    named = stages[:-1]  # the pipeline's own stages; the last entry of `present` is the cut at k
+    last = max((i for i, p in enumerate(present[:-1]) if p), default=-1)
+    if last < 0:
+        return FunnelRow(run, qid, item, present, "", NEVER)
+    if present[-1]:
+        return FunnelRow(run, qid, item, present, named[last], "")
+    lost = stages[last + 1]  # the next stage, or the cut when the last stage had it
+    return FunnelRow(run, qid, item, present, named[last], lost)
+

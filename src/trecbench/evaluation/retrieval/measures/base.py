@@ -1,0 +1,304 @@
+"""The measure registry: each trec_eval measure family is one small registered object.
+
+A family (`P`, `ndcg_cut`, `map` ...) knows its parameters, the names it prints (`P_10`), how it
+is summarised over topics (mean, sum, geometric mean) and how to compute per-topic values from
+`Rankings`. Computation mirrors trec_eval's own order of floating-point operations, so the
+printed digits match it exactly.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from trecbench.evaluation.retrieval.rankings import PAD, Rankings
+
+# How a family's per-topic values become the `all` row.
+MEAN, SUM, GEOMETRIC, NONE, RUNID, NUM_Q = "mean", "sum", "gm", "none", "runid", "num_q"
+# How values print: %6.4f doubles, %ld counts, quoted strings.
+DOUBLE, LONG, STRING = "double", "long", "string"
+
+MIN_GEO_MEAN = 0.00001
+
+
+@dataclass(frozen=True)
+class Output:
+    """One printed measure of a family (e.g. `P_10` of `P`) and its per-topic values."""
+
+    name: str
+    values: np.ndarray
+    kind: str = DOUBLE
+
+
+@dataclass
+class Family:
+    """A trec_eval measure family. `params` is parsed from the text after the first dot."""
+
+    name: str
+    doc: str
+    compute: Callable[["Derived", Any], list[Output]]  # the second argument is what `parse` returns
+    parse: Callable[[str | None], object]
+    summary: str = MEAN
+    kind: str = DOUBLE
+    per_topic: bool = True
+    versions: tuple[int, ...] = (9, 10)
+
+    def outputs(self, d: "Derived", raw_params: str | None) -> list[Output]:
+        return self.compute(d, self.parse(raw_params))
+
+
+REGISTRY: dict[str, Family] = {}
+# trec_eval prints measures in the order of its measure table, not the order asked for.
+TABLE_ORDER: list[str] = []
+
+
+def register(family: Family) -> Family:
+    REGISTRY[family.name] = family
+    return family
+
+
+# ---- parameter parsers (trec_eval's meas_init conventions) ----
+
+_C_INT = re.compile(r"[ \t]*[+-]?[0-9]+(?:\.[0-9]*)?")
+_C_FLOAT = re.compile(r"[ \t]*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def c_atol(text: str) -> int:
+    """An integer parameter as trec_eval reads it (C's atol: `23.4` is 23); ValueError where atol would
+    stop early and read another number than written (`1e2` is 1 to trec_eval) or read nothing ('' is 0)."""
+    if not _C_INT.fullmatch(text):
+        raise ValueError(f"{text!r} is not an integer")
+    return int(text.strip().split(".")[0])
+
+
+def c_atof(text: str) -> float:
+    """A decimal parameter (C's atof on a plain number); ValueError for anything else (`inf`, `1_0`, '')."""
+    if not _C_FLOAT.fullmatch(text):
+        raise ValueError(f"{text!r} is not a number")
+    return float(text)
+
+
+def _no_duplicates(values: list, raw: str) -> None:
+    if len(set(values)) != len(values):
+        raise ValueError(f"duplicate cutoffs in {raw!r} (trec_eval refuses them)")
+
+
+def long_cutoffs(default: Sequence[int]) -> Callable[[str | None], tuple[int, ...]]:
+    """Comma-separated positive cutoffs, sorted (`P.5,7,3` -> 3,5,7); duplicates refused, as trec_eval does."""
+
+    def parse(raw: str | None) -> tuple[int, ...]:
+        if not raw:
+            return tuple(default)
+        values = sorted(c_atol(v) for v in raw.split(","))
+        if values[0] <= 0:
+            raise ValueError(f"cutoffs must be positive integers: {raw!r}")
+        _no_duplicates(values, raw)
+        return tuple(values)
+
+    return parse
+
+
+def double_cutoffs(default: Sequence[float]) -> Callable[[str | None], tuple[float, ...]]:
+    def parse(raw: str | None) -> tuple[float, ...]:
+        if not raw:
+            return tuple(default)
+        values = sorted(c_atof(v) for v in raw.split(","))
+        _no_duplicates(values, raw)
+        return tuple(values)
+
+    return parse
+
+
+@dataclass(frozen=True)
+class RawParams:
+    """Parameters printed verbatim in the measure name (`ndcg_1=3,2=9`, `utility_2,-1,0,0`)."""
+
+    raw: str | None
+    values: tuple = ()
+    pairs: dict = field(default_factory=dict)
+
+    def suffix(self, base: str) -> str:
+        return base if not self.raw else f"{base}_{self.raw}"
+
+
+def pairs_params(raw: str | None) -> RawParams:
+    pairs: dict[str, float] = {}
+    if raw:
+        for item in raw.split(","):
+            key, _, value = item.partition("=")
+            if not _:
+                raise ValueError(f"expected name=value pairs: {raw!r}")
+            pairs[key] = c_atof(value)
+    return RawParams(raw, (), pairs)
+
+
+def doubles_params(default: Sequence[float]) -> Callable[[str | None], RawParams]:
+    def parse(raw: str | None) -> RawParams:
+        if not raw:
+            return RawParams(None, tuple(default))
+        return RawParams(raw, tuple(c_atof(v) for v in raw.split(",")))  # as given, as trec_eval keeps them
+
+    return parse
+
+
+def no_params(raw: str | None) -> None:
+    """A family without parameters; trec_eval ignores any given (the caller says so)."""
+    return None
+
+
+# ---- per-run derived arrays shared by the families ----
+
+_LOG2: list[float] = []
+
+
+def log2_table(n: int) -> np.ndarray:
+    """log2(1..n) from the C library (math.log2), as trec_eval computes its discounts."""
+    while len(_LOG2) < n + 1:
+        _LOG2.append(math.log2(len(_LOG2)) if _LOG2 else -math.inf)
+    return np.asarray(_LOG2[: n + 1], dtype=np.float64)
+
+
+class Derived:
+    """Arrays several measures need, computed once per run and cached."""
+
+    def __init__(self, r: Rankings, version: int = 9):
+        self.r = r
+        self.level = r.rel_level
+        self.version = version  # the trec_eval version whose semantics apply (9 or 10)
+
+    @cached_property
+    def rel(self) -> np.ndarray:
+        return self.r.rel
+
+    @cached_property
+    def isrel(self) -> np.ndarray:
+        return self.rel >= self.level
+
+    @cached_property
+    def relcum(self) -> np.ndarray:
+        """relevant retrieved at or above each rank."""
+        return np.cumsum(self.isrel, axis=1, dtype=np.int64)
+
+    @cached_property
+    def ranks(self) -> np.ndarray:
+        return np.arange(1, self.r.depth + 1, dtype=np.float64)
+
+    @cached_property
+    def num_rel_ret(self) -> np.ndarray:
+        if self.r.depth == 0:
+            return np.zeros(len(self.r.qids), dtype=np.int64)
+        return self.relcum[:, -1]
+
+    @cached_property
+    def num_ret(self) -> np.ndarray:
+        return self.r.num_ret
+
+    @cached_property
+    def num_rel(self) -> np.ndarray:
+        return self.r.num_rel
+
+    @cached_property
+    def num_nonrel(self) -> np.ndarray:
+        return self.r.num_nonrel
+
+    @cached_property
+    def precision(self) -> np.ndarray:
+        """precision at every rank: relcum / rank."""
+        return self.relcum / self.ranks
+
+    def at(self, matrix: np.ndarray, k: int | np.ndarray) -> np.ndarray:
+        """matrix[:, k-1] with k clipped to the depth; rows for k <= 0 give 0."""
+        n = len(self.r.qids)
+        if self.r.depth == 0:
+            return np.zeros(n, dtype=matrix.dtype)
+        k = np.broadcast_to(np.asarray(k, dtype=np.int64), (n,))
+        col = np.clip(k, 1, self.r.depth) - 1
+        out = matrix[np.arange(n), col]
+        return np.where(k > 0, out, 0)
+
+    def gains(self, pairs: dict[str, float] | None = None) -> "Gains":
+        key = tuple(sorted((pairs or {}).items()))
+        cache = self.__dict__.setdefault("_gains", {})
+        if key not in cache:
+            cache[key] = Gains(self, pairs or {})
+        return cache[key]
+
+
+def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den where den != 0, else 0 (trec_eval leaves the value at its initial 0)."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def row_sums(values: np.ndarray) -> np.ndarray:
+    """Sum each row left to right (sequentially, as a C loop does), not pairwise."""
+    if values.shape[1] == 0:
+        return np.zeros(values.shape[0], dtype=np.float64)
+    return np.cumsum(values, axis=1)[:, -1]
+
+
+class Gains:
+    """trec_eval's gain table: gain per grade (default: the grade), ideal gain per rank."""
+
+    def __init__(self, d: Derived, pairs: dict[str, float]):
+        levels = d.r.rel_levels  # [topic, grade] counts
+        n_levels = levels.shape[1]
+        explicit = {int(k): float(v) for k, v in pairs.items() if _is_int(k)}
+        top = max([n_levels - 1, *explicit]) if explicit else n_levels - 1
+        table = np.arange(top + 1, dtype=np.float64)
+        for level, gain in explicit.items():
+            if level >= 0:
+                table[level] = gain
+        self.table = table
+        self.explicit = explicit
+        rel = d.rel
+        g = np.zeros(rel.shape, dtype=np.float64)
+        valid = (rel >= 0) & (rel <= top)
+        g[valid] = table[rel[valid]]
+        self.results = g  # [topic, rank] gain of each retrieved document
+        self.ideal = self._ideal(levels, table)
+
+    @staticmethod
+    def _ideal(levels: np.ndarray, table: np.ndarray) -> np.ndarray:
+        """[topic, rank] gains of the ideal ranking: judged documents by gain, while gain > 0."""
+        n_topics, n_levels = levels.shape
+        gain_of = table[:n_levels]
+        # grades ordered by gain descending (stable on grade for equal gains)
+        order = np.argsort(-gain_of, kind="stable")
+        positive = order[gain_of[order] > 0]
+        counts = levels[:, positive]  # [topic, positive grade]
+        lengths = counts.sum(axis=1)
+        width = int(lengths.max()) if n_topics and len(positive) else 0
+        ideal = np.zeros((n_topics, width), dtype=np.float64)
+        for t in range(n_topics):
+            if lengths[t]:
+                ideal[t, : lengths[t]] = np.repeat(gain_of[positive], counts[t])
+        return ideal
+
+
+def _is_int(text: str) -> bool:
+    t = text[1:] if text[:1] in "+-" else text
+    return t.isdigit()
+
+
+def pad_to(matrix: np.ndarray, width: int) -> np.ndarray:
+    if matrix.shape[1] >= width:
+        return matrix
+    out = np.zeros((matrix.shape[0], width), dtype=matrix.dtype)
+    out[:, : matrix.shape[1]] = matrix
+    return out
+
+
+__all__ = [
+    "PAD", "Derived", "Family", "Output", "REGISTRY", "TABLE_ORDER", "register", "safe_divide",
+    "row_sums", "long_cutoffs", "double_cutoffs", "pairs_params", "doubles_params", "no_params",
+    "RawParams", "c_atol", "c_atof", "MEAN", "SUM", "GEOMETRIC", "NONE", "RUNID", "NUM_Q", "DOUBLE", "LONG", "STRING",
+    "MIN_GEO_MEAN", "log2_table", "pad_to",
+]

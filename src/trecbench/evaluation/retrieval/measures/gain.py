@@ -1,0 +1,200 @@
+"""Graded-gain measures: ndcg, ndcg_cut, ndcg_rel, Rndcg, G, binG, rbp, rbp_resid.
+
+Gains default to the grade; `ndcg.1=3,2=9` style parameters override single grades, as in trec_eval.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from trecbench.evaluation.retrieval.rankings import PAD
+
+from .base import (
+    Derived, Family, Output, RawParams, long_cutoffs, log2_table, no_params, pad_to, pairs_params, register,
+    row_sums, safe_divide,
+)
+
+CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+
+def _discounted(gains: np.ndarray) -> np.ndarray:
+    """running DCG: gain / log2(rank + 1), summed left to right."""
+    if gains.shape[1] == 0:
+        return np.zeros((gains.shape[0], 0))
+    disc = log2_table(gains.shape[1] + 1)[2:]
+    contrib = np.where(gains != 0, gains / disc, 0.0)
+    return np.cumsum(contrib, axis=1)
+
+
+def _last(matrix: np.ndarray) -> np.ndarray:
+    return matrix[:, -1] if matrix.shape[1] else np.zeros(matrix.shape[0])
+
+
+def _ndcg(d: Derived, params: RawParams) -> list[Output]:
+    g = d.gains(params.pairs)
+    dcg = _last(_discounted(g.results))
+    ideal = _last(_discounted(g.ideal))
+    return [Output(params.suffix("ndcg"), safe_divide(dcg, ideal))]
+
+
+def _ndcg_cut(d: Derived, cutoffs) -> list[Output]:
+    g = d.gains()
+    dcg = _discounted(g.results)
+    ideal = _discounted(g.ideal)
+    out = []
+    for k in cutoffs:
+        num = d.at(dcg, k) if dcg.shape[1] else np.zeros(len(d.r.qids))
+        den = _at_clipped(ideal, k)
+        out.append(Output(f"ndcg_cut_{k}", safe_divide(num, den)))
+    return out
+
+
+def _at_clipped(matrix: np.ndarray, k) -> np.ndarray:
+    if matrix.shape[1] == 0:
+        return np.zeros(matrix.shape[0])
+    return matrix[:, min(k, matrix.shape[1]) - 1]
+
+
+def _ndcg_rel(d: Derived, params: RawParams) -> list[Output]:
+    g = d.gains(params.pairs)
+    width = max(d.r.depth, g.ideal.shape[1], 1)
+    dcg = _discounted(pad_to(g.results, width))
+    ideal = _discounted(pad_to(g.ideal, width))
+    positive = (g.results > 0) & (d.rel != PAD)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at_rel = np.where(pad_to(positive, width), dcg / ideal, 0.0)
+        total = row_sums(at_rel)
+        n_ideal = (g.ideal > 0).sum(axis=1)
+        missed = (n_ideal - positive.sum(axis=1)).astype(np.float64)
+        total = total + missed * _last(dcg) / _last(ideal)
+    value = np.where(total > 0, total / np.where(n_ideal > 0, n_ideal, 1), 0.0)
+    return [Output(params.suffix("ndcg_rel"), value)]
+
+
+def _rndcg(d: Derived, params: RawParams) -> list[Output]:
+    g = d.gains(params.pairs)
+    values = np.zeros(len(d.r.qids))
+    levels = d.r.rel_levels
+    for t in range(len(d.r.qids)):
+        if d.num_rel[t] > 0:
+            # trec_eval's gain levels of a topic: its grades up to the highest it has, and every given gain
+            graded = np.flatnonzero(levels[t])
+            used = [g.table[i] for i in range(graded[-1] + 1 if len(graded) else 0) if i not in g.explicit]
+            top = max(used + list(g.explicit.values()), default=0.0)
+            values[t] = _rndcg_topic(g.results[t], int(d.num_ret[t]), g.ideal[t][g.ideal[t] > 0], top)
+    return [Output(params.suffix("Rndcg"), values)]
+
+
+def _rndcg_topic(gains: np.ndarray, n_ret: int, ideal: np.ndarray, top_gain: float) -> float:
+    """trec_eval's walk: nDCG at each rank where the ideal gain changes (its drop to 0 included) and,
+    when documents remain after that drop, once more at the last retrieved document; 0/0 is NaN."""
+    log2 = log2_table(max(n_ret, len(ideal)) + 2)
+    state = {"dcg": 0.0, "ideal_dcg": 0.0, "total": 0.0, "count": 0, "previous": top_gain}
+
+    def level_change() -> None:  # one more nDCG value, if the ideal has gained anything yet
+        if state["ideal_dcg"] > 0.0:
+            state["total"] += state["dcg"] / state["ideal_dcg"]
+            state["count"] += 1
+
+    def step(i: int, with_result: bool) -> None:
+        current = float(ideal[i]) if i < len(ideal) else 0.0
+        if current != state["previous"]:
+            level_change()
+            state["previous"] = current
+        if with_result and gains[i] != 0:
+            state["dcg"] += gains[i] / log2[i + 2]
+        if current > 0.0:
+            state["ideal_dcg"] += current / log2[i + 2]
+
+    i = 0
+    while i < n_ret and state["previous"] > 0.0:
+        step(i, True)
+        i += 1
+    if i < n_ret:
+        for j in range(i, n_ret):
+            if gains[j] != 0:
+                state["dcg"] += gains[j] / log2[j + 2]
+        level_change()
+    while state["previous"] > 0.0:
+        step(i, False)
+        i += 1
+    return state["total"] / state["count"] if state["count"] else math.nan
+
+
+def _g(d: Derived, params: RawParams) -> list[Output]:
+    g = d.gains(params.pairs)
+    width = max(d.r.depth, 1)
+    ideal = pad_to(g.ideal, width)[:, :width]
+    cost = np.cumsum(np.where(ideal >= 1.0, ideal, 1.0), axis=1)
+    results = pad_to(g.results, width)
+    got = np.cumsum(results, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        contrib = np.where(results != 0, results / np.log2((2 + cost) - got), 0.0)
+    total = row_sums(contrib)
+    sum_ideal = row_sums(np.where(g.ideal > 0, g.ideal, 0.0)) if g.ideal.shape[1] else np.zeros(len(total))
+    return [Output(params.suffix("G"), safe_divide(total, sum_ideal))]
+
+
+def _bing(d: Derived, _p) -> list[Output]:
+    if d.r.depth == 0:
+        return [Output("binG", np.zeros(len(d.r.qids)))]
+    i = np.arange(d.r.depth)[None, :]
+    arg = 3 + i - d.relcum
+    table = log2_table(int(arg.max()) + 1)
+    contrib = np.where(d.isrel, 1.0 / table[np.clip(arg, 0, None)], 0.0)
+    return [Output("binG", safe_divide(row_sums(contrib), d.num_rel))]
+
+
+def _powers(p: float, n: int) -> np.ndarray:
+    """p^0 .. p^n by repeated multiplication, as trec_eval's loop does."""
+    steps = np.full(n + 1, p)
+    steps[0] = 1.0
+    return np.cumprod(steps)
+
+
+def _rbp_p(params: RawParams) -> float:
+    return params.pairs.get("p", 0.9)
+
+
+def _rbp(d: Derived, params: RawParams) -> list[Output]:
+    p = _rbp_p(params)
+    g = d.gains(params.pairs)
+    rel = d.rel
+    # per topic, gains are rescaled to [0, 1] when they leave that range (trec_eval 10)
+    levels = d.r.rel_levels
+    top = np.array([np.flatnonzero(row).max() if row.any() else 0 for row in levels])
+    gains = g.results.copy()
+    table = g.table
+    for t in range(len(top)):
+        used = table[: top[t] + 1]
+        lo, hi = min(used.min(), 0.0), max(used.max(), 0.0)
+        if lo < 0 or hi > 1:
+            gains[t] = np.where(rel[t] >= 0, (gains[t] - lo) / (hi - lo), 0.0)
+    pw = _powers(p, d.r.depth)[: d.r.depth]
+    total = row_sums(np.where(gains != 0, gains * pw, 0.0)) if d.r.depth else np.zeros(len(top))
+    return [Output(params.suffix("rbp"), (1.0 - p) * total)]
+
+
+def _rbp_resid(d: Derived, params: RawParams) -> list[Output]:
+    p = _rbp_p(params)
+    pw = _powers(p, d.r.depth)
+    unj = (d.rel < 0) & (d.rel != PAD)
+    total = row_sums(np.where(unj, pw[None, : d.r.depth], 0.0)) if d.r.depth else np.zeros(len(d.r.qids))
+    final = pw[d.num_ret]
+    value = np.where(unj.any(axis=1) if d.r.depth else False, final + (1 - p) * total, 0.0)
+    return [Output(params.suffix("rbp_resid"), value)]
+
+
+register(Family("binG", "Binary G: mean over relevant documents of 1/log2(2 + non-relevant before it).",
+                _bing, no_params))
+register(Family("G", "Normalized gain G (experimental trec_eval measure).", _g, pairs_params))
+register(Family("ndcg", "nDCG over the whole ranking (Jarvelin and Kekalainen, TOIS 2002); gain = grade.",
+                _ndcg, pairs_params))
+register(Family("ndcg_rel", "nDCG averaged over relevant documents (experimental).", _ndcg_rel, pairs_params))
+register(Family("Rndcg", "nDCG averaged at the R-levels of each grade (experimental).", _rndcg, pairs_params))
+register(Family("ndcg_cut", "nDCG at cutoffs.", _ndcg_cut, long_cutoffs(CUTS)))
+register(Family("rbp", "Rank-biased precision (Moffat and Zobel, TOIS 2008), p = 0.9 by default.", _rbp,
+                pairs_params, versions=(10,)))
+register(Family("rbp_resid", "Residual of rank-biased precision from unjudged documents (p = 0.9 by default).",
+                _rbp_resid, pairs_params, versions=(10,)))

@@ -1,0 +1,247 @@
+"""What judging a pool by a model will cost, before anything is judged: judgments, calls, tokens, dollars.
+
+The one estimator of judging costs: `pool estimate` and `judge llm --dry-run` both use `estimate_tasks`.
+Offline: tokens are counted as litellm's token counter counts them (the model's tokenizer when litellm
+has it locally, else tiktoken's; see trecbench.llm.cost.PromptCounter: the judge's instructions are
+counted once, each call's topic and passages once) and prices come from litellm's bundled cost map
+(`LITELLM_LOCAL_MODEL_COST_MAP=True`, set before litellm is imported, so nothing is fetched) or from
+prices given per million tokens.
+
+A call judges up to `batch` passages of one topic with the judge's own messages (its prompt, the topic,
+the passages, few-shot examples). Its reply is counted from the reply format: `typical_reply(n)`, one
+object per passage with a short reason; when the workspace holds replies of the same judge, their
+average length per passage is used instead. Calls the workspace's cache would answer cost nothing.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from trecbench.errors import Problem
+from trecbench.llm.cost import dollars  # noqa: F401  (printed with the estimate)
+
+TYPICAL_REASON = "the passage states part of the answer"
+
+
+def typical_reply(n: int) -> str:
+    """A reply of the judge's format for `n` passages, with a short reason each (what the output is counted from)."""
+    return json.dumps([{"passage": f"P{i}", "grade": 2, "reason": TYPICAL_REASON} for i in range(1, n + 1)])
+
+
+class UnknownModelError(ValueError):
+    """The model has no price in litellm's cost map: give prices per million tokens instead."""
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Dollars per token, and where they come from."""
+
+    input: float
+    output: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Per topic (and the `all` row): judgments, calls, cached calls, input/output tokens, cost in dollars."""
+
+    table: pd.DataFrame
+    model: str
+    batch: int
+    prices: Prices | None
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _litellm() -> Any:
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before the import: no network at import
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def model_prices(model: str, input_price: float | None = None, output_price: float | None = None) -> Prices:
+    """Dollars per token for `model`: the given prices (per million tokens) or litellm's cost map.
+
+    Raises UnknownModelError when the model is not in the map and no prices are given.
+    """
+    if input_price is not None and output_price is not None:
+        return Prices(input_price / 1e6, output_price / 1e6, "given")
+    litellm = _litellm()
+    info = None
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:  # litellm raises several types for unmapped models
+        info = None
+    # get_model_info answers for some names that are not in the map (with zero prices): only trust mapped keys
+    if not info or info.get("key") not in litellm.model_cost or info.get("input_cost_per_token") is None:
+        raise UnknownModelError(
+            f"model {model!r} has no price in litellm's cost map (litellm {_version(litellm)}); give prices in dollars "
+            f"per million tokens with --input-price and --output-price (e.g. --input-price 0.15 --output-price 0.60), "
+            f"or use a model name the map knows, such as gpt-4o-mini or anthropic/claude-sonnet-4-5")
+    cin = float(info["input_cost_per_token"] or 0.0)
+    cout = float(info.get("output_cost_per_token") or 0.0)
+    if input_price is not None:
+        cin = input_price / 1e6
+    if output_price is not None:
+        cout = output_price / 1e6
+    return Prices(cin, cout, f"litellm cost map ({info['key']})")
+
+
+def _version(litellm: Any) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("litellm")
+    except Exception:
+        return "?"
+
+
+def estimate_cost(
+    pool: Any,
+    corpus: Any,
+    topics: Any,
+    model: str,
+    *,
+    batch: int = 1,
+    input_price: float | None = None,
+    output_price: float | None = None,
+    prompt: Any = None,
+    samples: int = 1,
+) -> Estimate:
+    """Judgments (group representatives), model calls, tokens and dollars per topic to judge `pool` by `model`.
+
+    corpus: a Corpus or its source; topics: a list of Topic or their source (for the query text); prompt:
+    the judge's Prompt (default: the built-in one). Raises UnknownModelError when the model has no price
+    and none is given. Documents or topics that cannot be found are left out and reported in `problems`.
+    """
+    from trecbench.judging.llm import plan_tasks
+
+    if batch < 1:
+        raise ValueError(f"batch must be at least 1, not {batch}")
+    prices = model_prices(model, input_price, output_price)
+    if isinstance(corpus, str) or hasattr(corpus, "__fspath__"):
+        from trecbench.corpus import open_corpus
+
+        corpus = open_corpus(corpus)
+    topic_source = str(topics) if isinstance(topics, str) or hasattr(topics, "__fspath__") else "topics"
+    if isinstance(topics, str) or hasattr(topics, "__fspath__"):
+        from trecbench.topics import read_topics
+
+        topics = read_topics(topics)
+    tasks, _ = plan_tasks(pool.to_judge(), set(), batch)
+    return estimate_tasks(tasks, corpus, {t.qid: t for t in topics}, model, prompt=prompt, batch=batch,
+                          samples=samples, prices=prices, topic_source=topic_source)
+
+
+def estimate_tasks(tasks: Sequence[Any], corpus: Any, topics: Mapping[str, Any], model: str, *, prompt: Any = None,
+                   batch: int = 1, samples: int = 1, examples: Mapping[str, list] | None = None,
+                   prices: Prices | None = None, reply_tokens_per_passage: float | None = None, cache: Any = None,
+                   params: Mapping[str, Any] | None = None, topic_source: str = "topics") -> Estimate:
+    """The estimate of asking the judge about `tasks` (each a topic and its documents), `samples` times each.
+
+    `prices` None: tokens are counted and the cost is NaN (unpriced). `reply_tokens_per_passage`: the
+    observed reply length (else counted from `typical_reply`). With `cache` (a ResponseCache) and
+    `params` (the request's sampling parameters), calls the cache would answer are counted as cached.
+    """
+    from trecbench.llm.cost import PromptCounter
+    from trecbench.judging.llm import passage_text
+    from trecbench.judging.prompts import build_messages, load_prompt
+
+    prompt = prompt or load_prompt(None)
+    with _offline_tokenizers():
+        counter = PromptCounter(model, _litellm())
+        per_passage = reply_tokens_per_passage
+        if per_passage is None:
+            per_passage = counter.text(typical_reply(batch)) / batch
+        problems: list[Problem] = []
+        missing_docs: list[str] = []
+        missing_topics: set[str] = set()
+        rows: dict[str, dict[str, Any]] = {}
+        for task in tasks:
+            topic = topics.get(task.qid)
+            if topic is None:
+                missing_topics.add(str(task.qid))
+                continue
+            texts = []
+            for docid in task.docids:
+                doc = corpus.get(docid)
+                if doc is None:
+                    missing_docs.append(docid)
+                else:
+                    texts.append(passage_text(doc))
+            if not texts:
+                continue
+            messages = build_messages(prompt, topic.text, texts, narrative=topic.narrative,
+                                      examples=(examples or {}).get(task.qid, []))
+            row = rows.setdefault(task.qid, {"query_id": task.qid, "judgments": 0, "calls": 0, "cached_calls": 0,
+                                             "input_tokens": 0, "output_tokens": 0})
+            row["judgments"] += len(texts)
+            tokens_in = None
+            for s in range(samples):
+                if cache is not None and _cached(cache, model, messages, params or {}, s, samples):
+                    row["cached_calls"] += 1
+                    continue
+                if tokens_in is None:
+                    tokens_in = counter(messages)
+                row["calls"] += 1
+                row["input_tokens"] += tokens_in
+                row["output_tokens"] += round(per_passage * len(texts))
+    columns = ["query_id", "judgments", "calls", "cached_calls", "input_tokens", "output_tokens", "cost_usd"]
+    table = pd.DataFrame(list(rows.values()), columns=columns[:-1])
+    table["cost_usd"] = (table["input_tokens"] * prices.input + table["output_tokens"] * prices.output
+                         if prices is not None else math.nan)
+    total = table.drop(columns="query_id").sum(min_count=1)
+    table = table.set_index("query_id")
+    table.loc["all"] = total
+    for col in columns[1:-1]:
+        table[col] = table[col].fillna(0).astype("int64")
+    if missing_topics:
+        shown = sorted(missing_topics)
+        problems.append(Problem(topic_source, 0, f"{len(shown)} pooled topic(s) not in the topics, not "
+                                                 f"estimated: {' '.join(shown[:10])}{' ...' if len(shown) > 10 else ''}"))
+    if missing_docs:
+        problems.append(Problem(str(getattr(corpus, "source", "corpus")), 0,
+                                f"{len(missing_docs)} pooled docid(s) not in the corpus, not counted: "
+                                f"{' '.join(sorted(missing_docs)[:10])}{' ...' if len(missing_docs) > 10 else ''}"))
+    return Estimate(table, model, batch, prices, problems)
+
+
+def _cached(cache: Any, model: str, messages: list[dict], params: Mapping[str, Any], sample: int, samples: int) -> bool:
+    from trecbench.llm.cache import request_key
+
+    merged = {**params, **({"seed": sample} if samples > 1 else {})}
+    return cache.get(request_key(model, messages, merged)) is not None
+
+
+def observed_reply_tokens(ws: Any, judge_name: str, model: str, samples: int = 1) -> float | None:
+    """Average reply tokens per passage (and sample) of this judge's replies stored in the workspace, if any."""
+    rows = ws.judge_replies(judge_name)
+    if not rows:
+        return None
+    from trecbench.llm.cost import PromptCounter
+
+    with _offline_tokenizers():
+        count = PromptCounter(model, _litellm()).text
+        tokens = sum(int(count(text)) for text, _ in rows)
+    return tokens / sum(n for _, n in rows) / samples
+
+
+@contextlib.contextmanager
+def _offline_tokenizers():
+    """A tokenizer litellm would download from the Hugging Face hub falls back to tiktoken at once (no retries)."""
+    before = os.environ.get("HF_HUB_OFFLINE")
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("HF_HUB_OFFLINE", None)
+        else:
+            os.environ["HF_HUB_OFFLINE"] = before

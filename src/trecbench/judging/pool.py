@@ -1,0 +1,160 @@
+"""Judging a workspace's pool with a model, start to end: `judge_pool` plans, estimates (dry run) or judges.
+
+    from trecbench import Workspace, judge_pool
+    from trecbench.llm import ModelConfig
+    run = judge_pool(Workspace("mybench"), ModelConfig("openai/gpt-4o-mini"), batch=5, max_cost=2.0)
+    run.report.judged, run.report.failed, run.judge.name
+
+A dry run writes nothing to the workspace (no judgment, no logged call, no judge row): it returns the
+estimate that `pool estimate` gives, with the calls the workspace's cache would answer counted as free.
+"""
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from trecbench.pooling.workspace import is_adaptive, resume_adaptive
+from trecbench.store import Judge, Workspace
+
+from .llm import Report, Task, candidates, few_shot_examples, judge, judge_adaptive, model_judge, plan_tasks
+from .prompts import Prompt, load_prompt
+
+
+@dataclass(frozen=True)
+class JudgingPlan:
+    """What a run will do: the judge, the pool, and how many documents are still to judge."""
+
+    judge: Judge
+    prompt: Prompt
+    pool_name: str | None
+    strategy: str | None
+    adaptive: bool
+    total: int  # documents to judge in this run (at most this many for an adaptive pool)
+    calls: int  # questions to the model, samples included (ordered pools)
+    skipped: int  # already judged by this judge
+
+
+@dataclass
+class JudgeRun:
+    """The plan, and either what judging did (`report`) or, for a dry run, what it would cost (`estimate`)."""
+
+    plan: JudgingPlan
+    report: Report | None = None
+    estimate: Any = None  # trecbench.judging.estimate.Estimate
+    batches: Any = None  # trecbench.judging.batch.BatchReport, with provider_batch
+
+    @property
+    def judge(self) -> Judge:
+        return self.plan.judge
+
+
+def model_grades(ws: Workspace, name: str) -> dict[tuple[str, str], int]:
+    """This judge's latest grade of each pair it judged (read only: a judge row is never created here)."""
+    mine = ws.judgments()
+    mine = mine[(mine["judge_kind"] == "model") & (mine["judge"] == name)].sort_values("id")
+    return {(q, d): int(g) for q, d, g in zip(mine["query_id"], mine["doc_id"], mine["grade"])}
+
+
+def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None, batch: int = 1, samples: int = 1,
+               examples: int = 0, limit: int | None = None, pool: str | None = None, relevant_grade: int = 1,
+               max_cost: Any = None, dry_run: bool = False, provider_batch: bool = False, collect: bool = False,
+               pairs: Any = None, on_start: Callable[[JudgingPlan], None] | None = None,
+               on_progress: Callable[[Report, int], None] | None = None) -> JudgeRun:
+    """Grade the unjudged candidates of the workspace's pool (`pool`, default the newest) with `config`'s model.
+
+    config: a `trecbench.llm.ModelConfig`; its `params` (temperature) are part of the judge's identity.
+    An adaptive pool (a registered strategy with `adaptive = True`) is judged one document at a time,
+    resuming from this judge's grades. `max_cost` stops before spending more (0 spends nothing; a model
+    without a price needs `config.prices`). `provider_batch` sends the requests through the provider's
+    batch interface (a later run collects them; `collect` only collects). Raises ValueError for settings
+    that do not fit the pool. `pairs` (a DataFrame: query_id, doc_id, priority) are judged instead of a
+    pool's candidates, in the same way (`trecbench.judging.audit` re-judges existing qrels with it).
+    """
+    from trecbench.llm import LLM, Budget
+
+    prompt = prompt if isinstance(prompt, Prompt) else load_prompt(prompt)
+    params = dict(config.params)
+    identity = model_judge(config.model, prompt, batch=batch, samples=samples, params=params, examples=examples)
+    frame = candidates(ws, pool) if pairs is None else pairs
+    strategy = frame.attrs.get("strategy")
+    adaptive = is_adaptive(strategy)
+    if provider_batch and (adaptive or dry_run):
+        raise ValueError("--provider-batch/--collect judge a ranked pool for real: not with an adaptive pool "
+                         "or --dry-run")
+    tasks: list[Task] = []
+    resumed = None
+    if adaptive:
+        if batch > 1:
+            raise ValueError("an adaptive pool picks one document at a time: --batch must be 1")
+        resumed = resume_adaptive(ws, identity.name, pool, limit=limit)
+        done, total = resumed.done, resumed.remaining
+        skipped, calls = len(done), total * samples
+        if dry_run:  # the strategy's choices depend on grades not yet given: estimate the first candidates
+            per_topic = resumed.pool.info.budget or frame.groupby("query_id").size().max()
+            order = frame.sort_values(["query_id", "priority"])
+            order = order[[(q, d) not in done for q, d in zip(order["query_id"], order["doc_id"])]]
+            order = order.groupby("query_id").head(int(per_topic)).head(total)
+            tasks = [Task(str(q), (d,)) for q, d in zip(order["query_id"], order["doc_id"])]
+    else:
+        done = model_grades(ws, identity.name)
+        tasks, skipped = plan_tasks(frame, set(done), batch, limit)
+        total, calls = sum(len(t.docids) for t in tasks), len(tasks) * samples
+    plan = JudgingPlan(identity, prompt, frame.attrs.get("name"), strategy, adaptive, total, calls, skipped)
+    if on_start is not None:
+        on_start(plan)
+    corpus, topics = ws.corpus(), ws.topics()
+    shots = few_shot_examples(ws, examples, corpus, topics)
+    if dry_run:
+        return JudgeRun(plan, estimate=_estimate(ws, config, plan, tasks, corpus, topics, shots, batch, samples))
+    client = LLM(config, cache=ws.path / "bench.sqlite", budget=Budget.of(max_cost))
+    try:
+        if resumed is not None:
+            report = client.run(judge_adaptive(ws, client, prompt, resumed.pool, identity,
+                                               budget=resumed.pool.info.budget, relevant_grade=relevant_grade,
+                                               samples=samples, examples=shots, corpus=corpus, done=done,
+                                               on_progress=on_progress))
+        elif provider_batch:
+            from .batch import judge_batched
+
+            batched = client.run(judge_batched(ws, client, prompt, tasks, identity, samples=samples, examples=shots,
+                                               corpus=corpus, submit=not collect, on_progress=on_progress))
+            return JudgeRun(plan, report=batched.report, batches=batched)
+        else:
+            report = client.run(judge(ws, client, prompt, tasks, identity, samples=samples, examples=shots,
+                                      corpus=corpus, on_progress=on_progress))
+    finally:
+        client.close()
+    return JudgeRun(plan, report=report)
+
+
+def _estimate(ws: Workspace, config: Any, plan: JudgingPlan, tasks: list[Task], corpus: Any, topics: Any,
+              shots: dict, batch: int, samples: int) -> Any:
+    from trecbench.judging.estimate import (UnknownModelError, estimate_tasks, model_prices,
+                                            observed_reply_tokens)
+
+    given = config.prices
+    try:
+        prices = model_prices(config.model, *(given if given is not None else (None, None)))
+    except UnknownModelError:
+        prices = None
+    observed = observed_reply_tokens(ws, plan.judge.name, config.model, samples)
+    conn = sqlite3.connect(f"file:{ws.path / 'bench.sqlite'}?mode=ro", uri=True)
+    try:
+        has_cache = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'llm_cache'").fetchone() is not None
+        cache = _ReadOnlyCache(conn) if has_cache else None
+        return estimate_tasks(tasks, corpus, topics, config.model, prompt=plan.prompt, batch=batch, samples=samples,
+                              examples=shots, prices=prices, reply_tokens_per_passage=observed, cache=cache,
+                              params=dict(config.params))
+    finally:
+        conn.close()
+
+
+class _ReadOnlyCache:
+    """The `get` of a ResponseCache over a read-only connection (a dry run never creates tables or rows)."""
+
+    def __init__(self, conn: Any):
+        self.conn = conn
+
+    def get(self, key: str) -> Any:
+        return self.conn.execute("SELECT 1 FROM llm_cache WHERE key = ?", (key,)).fetchone()

@@ -1,1 +1,0 @@
-"""Judges that turn pool candidates into judgments: a model through litellm (`llm`), or people (the web app)."""

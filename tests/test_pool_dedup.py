@@ -82,6 +82,25 @@ def test_budget_counts_representatives_and_keeps_their_duplicates(tmp_path):
     assert pool.candidates["priority"].tolist() == [1, 2, 3]
 
 
+def test_a_budget_cut_between_a_representative_and_its_duplicate_renumbers_the_priorities(tmp_path):
+    docs = corpus(tmp_path, {"a": BASE, "b": "unrelated text one", "d": "unrelated text two", "c": BASE})
+    pool = build_pool([run_frame(["a", "b", "d", "c"])], corpus=docs, dedup="exact", budget=2)
+    assert pool.candidates["doc_id"].tolist() == ["a", "b", "c"]  # d, the third representative, is cut
+    assert pool.candidates["priority"].tolist() == [1, 2, 3]  # c moves up to 3: priorities stay 1..n
+
+
+def test_a_grade_0_is_lent_to_the_duplicates_like_any_grade(tmp_path):
+    from trecbench import propagated_qrels
+
+    docs = corpus(tmp_path, {"a": BASE, "b": BASE, "c": "other text"})
+    pool = build_pool([run_frame(["a", "b", "c"])], corpus=docs, dedup="exact")
+    qrels = pd.DataFrame({"query_id": ["q"], "iteration": ["0"], "doc_id": ["a"], "relevance": [0]})
+    out, propagated = propagated_qrels(qrels, pool)
+    # b is judged non-relevant through a, not left unjudged (bpref, infAP and Judged@k count it as judged)
+    assert out[["doc_id", "relevance", "propagated_from"]].values.tolist() == [["a", 0, None], ["b", 0, "a"]]
+    assert propagated == 1
+
+
 def test_propagate_copies_the_representatives_judgment_marked_propagated(tmp_path):
     docs = corpus(tmp_path, {"a": BASE, "b": BASE, "c": "other text", "d": BASE})
     pool = build_pool([run_frame(["a", "b", "c", "d"])], corpus=docs, dedup="exact")

@@ -66,7 +66,7 @@ def run_audit(workspace: str, config: Any, model_opts: Any, audit: AuditOptions,
               samples: int, examples: int, limit: int | None, threshold: int, dry_run: bool, quiet: bool,
               pool: str | None, provider_batch: bool, collect: bool) -> None:
     """`judge llm --audit`: re-judge, print the agreement, the disagreements and the queue."""
-    from trecbench.cli.judge import describe_batches, describe_run, finish_run, judging
+    from trecbench.cli.judge_runs import describe_batches, describe_run, finish_run, judging
     from trecbench.cli.model_options import describe_estimate
     from trecbench.judging.audit import audit_qrels, format_audit
 

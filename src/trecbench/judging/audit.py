@@ -21,8 +21,7 @@ import numpy as np
 import pandas as pd
 
 from trecbench.errors import InputError
-
-STRATEGY = "audit"
+from trecbench.judging.samples import AUDIT as STRATEGY
 
 
 class AuditPair(NamedTuple):

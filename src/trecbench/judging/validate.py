@@ -24,8 +24,9 @@ import numpy as np
 import pandas as pd
 
 from trecbench.errors import InputError
+from trecbench.judging.samples import VALIDATION as STRATEGY
+from trecbench.judging.samples import is_sample
 
-STRATEGY = "validation"
 RANK_BANDS = (1, 6, 11, 21, 51, 101)  # band starts: 1-5, 6-10, 11-20, 21-50, 51-100, 101+
 Z95 = 1.959963984540054
 # The verdict: a judge whose binarised kappa and system-ranking tau both reach GOOD may replace people for
@@ -146,10 +147,8 @@ def _newest_model_grades(ws) -> pd.DataFrame:
 
 def is_blind(ws, pool_name: str | None) -> bool:
     """Whether the pool is a validation sample or an audit queue, whose judges must not see a model's grade."""
-    from trecbench.judging.audit import STRATEGY as AUDIT
-
     chosen = ws.pool(pool_name)
-    return chosen is not None and chosen.strategy in (STRATEGY, AUDIT)
+    return chosen is not None and is_sample(chosen.strategy)
 
 
 # ---- comparison ---------------------------------------------------------------------------------------

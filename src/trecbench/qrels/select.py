@@ -77,10 +77,9 @@ def workspace_qrels(ws: Any, *, judge: str | None = None, prefer: str = "human",
 def grouping_pool(ws: Any) -> str | None:
     """The pool whose duplicate groups propagate grades by default: the newest pooled one, not a judging
     sample drawn from it (validation sample, audit queue); None, the newest of all, when there is only those."""
-    from trecbench.judging.audit import STRATEGY as AUDIT
-    from trecbench.judging.validate import STRATEGY as VALIDATION
+    from trecbench.judging.samples import is_sample
 
-    return next((p.name for p in reversed(ws.pools()) if p.strategy not in (AUDIT, VALIDATION)), None)
+    return next((p.name for p in reversed(ws.pools()) if not is_sample(p.strategy)), None)
 
 
 def unjudged_candidates(pool: Any, qrels: pd.DataFrame) -> pd.DataFrame:

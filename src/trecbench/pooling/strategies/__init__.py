@@ -3,15 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trecbench.pooling.strategies.base import StaticStrategy, Strategy
-
-STRATEGIES: dict[str, type[Strategy]] = {}
-
-
-def register(cls: type[Strategy]) -> type[Strategy]:
-    """Class decorator: make a strategy findable by its `name`."""
-    STRATEGIES[cls.name] = cls
-    return cls
+from trecbench.pooling.strategies.base import STRATEGIES, StaticStrategy, Strategy, register
 
 
 def get_strategy(name: str, **params: Any) -> Strategy:

@@ -47,6 +47,15 @@ class Strategy(ABC):
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+STRATEGIES: dict[str, type[Strategy]] = {}  # name -> class, filled as each strategy module is imported
+
+
+def register(cls: type[Strategy]) -> type[Strategy]:
+    """Class decorator: make a strategy findable by its `name`."""
+    STRATEGIES[cls.name] = cls
+    return cls
+
+
 @dataclass(frozen=True)
 class Candidates:
     """Runs' ranks aggregated per candidate (one row per distinct (topic, docid))."""

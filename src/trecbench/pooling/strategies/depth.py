@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trecbench.pooling.strategies import register
-from trecbench.pooling.strategies.base import StaticStrategy
+from trecbench.pooling.strategies.base import StaticStrategy, register
 
 
 @register

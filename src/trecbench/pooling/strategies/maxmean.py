@@ -4,8 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from trecbench.pooling.strategies import register
-from trecbench.pooling.strategies.base import RunArms
+from trecbench.pooling.strategies.base import RunArms, register
 
 
 @register

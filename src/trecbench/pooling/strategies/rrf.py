@@ -5,8 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trecbench.pooling.strategies import register
-from trecbench.pooling.strategies.base import StaticStrategy
+from trecbench.pooling.strategies.base import StaticStrategy, register
 
 
 @register

@@ -4,7 +4,8 @@ Every reply is cached under sha256(canonical JSON of model, messages, params) th
 readable or not, in the same commit as its row in `llm_calls`: a reply that was paid for is never asked
 for again, and a killed run's call log is complete. A rerun replays an unreadable cached reply as what
 it was (the client then re-asks, and that re-ask is cached too), so it never poisons a rerun either.
-Every call, cached or not, ok or not, gets a row in `llm_calls`.
+Every call, cached or not, ok or not, gets a row in `llm_calls`. This module says what is cached and
+logged, and when it is committed; the rows are read and written by `trecbench.store.model_calls`.
 """
 from __future__ import annotations
 

@@ -52,8 +52,7 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
     `llm` is the run's client (its cache is the workspace database); `api` the provider's batch endpoints
     (default: `batch_api(llm.config)`).
     """
-    from trecbench.llm.batch import BatchLedger, BatchRefused, BatchRequest, batch_api, split_batch
-    from trecbench.llm.errors import ParseError
+    from trecbench.llm.batch import BatchLedger, batch_api
 
     if llm.cache is None:
         raise ValueError("batched judging needs the client's reply cache (the workspace database)")
@@ -62,9 +61,25 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
     ledger = BatchLedger(llm.cache)
     corpus = corpus or ws.corpus()
     one = _Judger(ws, llm, prompt, judge_id, samples=samples, examples=examples, corpus=corpus, report=out.report)
-    tasks = list(tasks)
+    planned, readers = _requests(one, llm, list(tasks))
+    failed = _collect_finished(api, ledger, llm, _Readers(readers), out)
+    live, fresh, failures = _sort_tasks(planned, llm, ledger.keys(PURPOSE), failed, one, out)
+    if failures:
+        ws.record_many(failures)
+    out.report = await judge(ws, llm, prompt, live, judge_id, samples=samples, examples=examples, corpus=corpus,
+                             on_progress=on_progress)
+    out.report.failed[:0] = [(j.qid, j.docid, j.error or "") for j in failures]
+    out.report.usage += out.usage
+    if submit and fresh:
+        _submit(api, ledger, llm, fresh, out)
+    return out
 
-    # Every task's requests, by cache key, with the reader of their replies.
+
+def _requests(one: _Judger, llm, tasks: list[Task]) -> tuple[list[tuple[Task, list]], dict[str, Callable]]:
+    """Every task with its first requests (a BatchRequest for each sample), and the parser of each request's
+    reply by cache key."""
+    from trecbench.llm.batch import BatchRequest
+
     planned: list[tuple[Task, list[BatchRequest]]] = []
     readers: dict[str, Callable] = {}
     for task in tasks:
@@ -75,9 +90,19 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
             reqs.append(BatchRequest(key, llm.config.model, convo, sent))
             readers[key] = ask["parse"]
         planned.append((task, reqs))
+    return planned, readers
 
-    def unreadable(key: str, text: str) -> str | None:
-        parse = readers.get(key)
+
+class _Readers:
+    """Why a batch reply cannot be read by its request's parser (None: it can)."""
+
+    def __init__(self, readers: dict[str, Callable]):
+        self.readers = readers
+
+    def __call__(self, key: str, text: str) -> str | None:
+        from trecbench.llm.errors import ParseError
+
+        parse = self.readers.get(key)
         if parse is None:
             return "not a request of this run"
         try:
@@ -86,7 +111,11 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
             return exc.reason if isinstance(exc, ParseError) else str(exc)
         return None
 
-    failed: dict[str, str] = {}  # {key: why} of requests that failed in the batches collected now
+
+def _collect_finished(api, ledger, llm, readable: _Readers, out: BatchReport) -> dict[str, str]:
+    """Apply every finished batch of the judge (finding again one whose id was never saved); note the
+    running ones in `out`. {key: why} of the requests that failed in the batches collected now."""
+    failed: dict[str, str] = {}
     for row, _, batch_id, state in ledger.open_batches(PURPOSE):
         if state == "submitting":  # stopped between writing it down and hearing the provider's id
             batch_id = api.find(ledger.pending(row))
@@ -103,12 +132,17 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
         lines = api.results(st)
         out.unreadable += lines.unreadable
         done = ledger.collect(row, st, lines.results, purpose=PURPOSE, price_model=llm.price_model,
-                              priced=llm.priced, readable=unreadable)
+                              priced=llm.priced, readable=readable)
         out.collected.append((batch_id, done.read, done.usage.cost))
         out.usage += done.usage
         failed.update(done.failed)
+    return failed
 
-    batched = ledger.keys(PURPOSE)
+
+def _sort_tasks(planned: list[tuple[Task, list]], llm, batched: dict[str, str], failed: dict[str, str],
+                one: _Judger, out: BatchReport) -> tuple[list[Task], list[tuple[Task, list]], list]:
+    """(tasks the live loop judges from the cache, tasks for a new batch, failed judgments): a task waits
+    while a batch holds one of its requests, is failed when one failed in a batch collected now."""
     live, fresh, failures = [], [], []
     for task, reqs in planned:
         cached = [llm.cache.get(r.key) is not None for r in reqs]
@@ -121,22 +155,22 @@ async def judge_batched(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task
             failures += [one._fail(task.qid, docid, why) for docid in task.docids]
         else:
             fresh.append((task, reqs))  # never asked, or failed in an earlier run's batch: the next batch
-    if failures:
-        ws.record_many(failures)
-    out.report = await judge(ws, llm, prompt, live, judge_id, samples=samples, examples=examples, corpus=corpus,
-                             on_progress=on_progress)
-    out.report.failed[:0] = [(j.qid, j.docid, j.error or "") for j in failures]
-    out.report.usage += out.usage
-    if submit and fresh:
-        unique = {r.key: r for _, reqs in fresh for r in reqs if llm.cache.get(r.key) is None}
-        for part in split_batch(list(unique.values()), api.max_requests, api.max_bytes):
-            row, token = ledger.begin(llm.config.model, PURPOSE, part)
-            try:
-                batch_id = api.submit(part, token)
-            except BatchRefused:
-                ledger.forget(row)  # the provider answered with a refusal: there is no batch to find again
-                raise
-            ledger.submitted(row, batch_id)
-            out.submitted.append((batch_id, len(part)))
-        out.waiting_docs += sum(len(t.docids) for t, _ in fresh)
-    return out
+    return live, fresh, failures
+
+
+def _submit(api, ledger, llm, fresh: list[tuple[Task, list]], out: BatchReport) -> None:
+    """Send the requests of `fresh` not cached yet as new batches (within the provider's limits), each
+    written down before it is submitted."""
+    from trecbench.llm.batch import BatchRefused, split_batch
+
+    unique = {r.key: r for _, reqs in fresh for r in reqs if llm.cache.get(r.key) is None}
+    for part in split_batch(list(unique.values()), api.max_requests, api.max_bytes):
+        row, token = ledger.begin(llm.config.model, PURPOSE, part)
+        try:
+            batch_id = api.submit(part, token)
+        except BatchRefused:
+            ledger.forget(row)  # the provider answered with a refusal: there is no batch to find again
+            raise
+        ledger.submitted(row, batch_id)
+        out.submitted.append((batch_id, len(part)))
+    out.waiting_docs += sum(len(t.docids) for t, _ in fresh)

@@ -24,7 +24,8 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from trecbench.errors import Problem
-from trecbench.llm.cost import dollars  # noqa: F401  (printed with the estimate)
+from trecbench.llm._litellm import load as _litellm  # the one loader (benchmarks/campaign.py takes it from here)
+from trecbench.llm.cost import Prices, UnknownModelError, dollars, model_prices  # noqa: F401  (callers take them here)
 
 TYPICAL_REASON = "the passage states part of the answer"
 
@@ -32,19 +33,6 @@ TYPICAL_REASON = "the passage states part of the answer"
 def typical_reply(n: int) -> str:
     """A reply of the judge's format for `n` passages, with a short reason each (what the output is counted from)."""
     return json.dumps([{"passage": f"P{i}", "grade": 2, "reason": TYPICAL_REASON} for i in range(1, n + 1)])
-
-
-class UnknownModelError(ValueError):
-    """The model has no price in litellm's cost map: give prices per million tokens instead."""
-
-
-@dataclass(frozen=True)
-class Prices:
-    """Dollars per token, and where they come from."""
-
-    input: float
-    output: float
-    source: str
 
 
 @dataclass(frozen=True)
@@ -56,51 +44,6 @@ class Estimate:
     batch: int
     prices: Prices | None
     problems: list[Problem] = field(default_factory=list)
-
-
-def _litellm() -> Any:
-    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before the import: no network at import
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
-
-
-def model_prices(model: str, input_price: float | None = None, output_price: float | None = None) -> Prices:
-    """Dollars per token for `model`: the given prices (per million tokens) or litellm's cost map.
-
-    Raises UnknownModelError when the model is not in the map and no prices are given.
-    """
-    if input_price is not None and output_price is not None:
-        return Prices(input_price / 1e6, output_price / 1e6, "given")
-    litellm = _litellm()
-    info = None
-    try:
-        info = litellm.get_model_info(model)
-    except Exception:  # litellm raises several types for unmapped models
-        info = None
-    # get_model_info answers for some names that are not in the map (with zero prices): only trust mapped keys
-    if not info or info.get("key") not in litellm.model_cost or info.get("input_cost_per_token") is None:
-        raise UnknownModelError(
-            f"model {model!r} has no price in litellm's cost map (litellm {_version(litellm)}); give prices in dollars "
-            f"per million tokens with --input-price and --output-price (e.g. --input-price 0.15 --output-price 0.60), "
-            f"or use a model name the map knows, such as gpt-4o-mini or anthropic/claude-sonnet-4-5")
-    cin = float(info["input_cost_per_token"] or 0.0)
-    cout = float(info.get("output_cost_per_token") or 0.0)
-    if input_price is not None:
-        cin = input_price / 1e6
-    if output_price is not None:
-        cout = output_price / 1e6
-    return Prices(cin, cout, f"litellm cost map ({info['key']})")
-
-
-def _version(litellm: Any) -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("litellm")
-    except Exception:
-        return "?"
 
 
 def estimate_cost(

@@ -10,12 +10,11 @@ estimate that `pool estimate` gives, with the calls the workspace's cache would 
 """
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from trecbench.pooling.workspace import is_adaptive, resume_adaptive
-from trecbench.store import Judge, Workspace
+from trecbench.store import Judge, Workspace, model_calls
 
 from .llm import Report, Task, candidates, few_shot_examples, judge, judge_adaptive, model_judge, plan_tasks
 from .prompts import Prompt, load_prompt
@@ -139,10 +138,9 @@ def _estimate(ws: Workspace, config: Any, plan: JudgingPlan, tasks: list[Task], 
     except UnknownModelError:
         prices = None
     observed = observed_reply_tokens(ws, plan.judge.name, config.model, samples)
-    conn = sqlite3.connect(f"file:{ws.path / 'bench.sqlite'}?mode=ro", uri=True)
+    conn = model_calls.open_read_only(ws.path / "bench.sqlite")
     try:
-        has_cache = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'llm_cache'").fetchone() is not None
-        cache = _ReadOnlyCache(conn) if has_cache else None
+        cache = _ReadOnlyCache(conn) if model_calls.has_model_cache(conn) else None
         return estimate_tasks(tasks, corpus, topics, config.model, prompt=plan.prompt, batch=batch, samples=samples,
                               examples=shots, prices=prices, reply_tokens_per_passage=observed, cache=cache,
                               params=dict(config.params))
@@ -157,4 +155,4 @@ class _ReadOnlyCache:
         self.conn = conn
 
     def get(self, key: str) -> Any:
-        return self.conn.execute("SELECT 1 FROM llm_cache WHERE key = ?", (key,)).fetchone()
+        return True if model_calls.has_reply(self.conn, key) else None

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -418,17 +417,25 @@ def _tau_interval(both: pd.DataFrame, runs: dict, measure: str, threshold: int, 
 def _cost_per_1000(ws, judge_id: int) -> float | None:
     """Dollars per 1,000 judgments: the first-paid cost of the cached replies this judge's judgments hold.
 
-    A reply is attributed to the judge when its text is one of the judge's raw replies (several samples are
-    stored as a JSON list of replies) and it came from the judge's model; each reply counts once however
-    many passages it graded.
+    A reply is attributed to the judge when its text is one of the judge's raw replies and it came from
+    the judge's model (`trecbench.llm.cost.paid_for`); each reply counts once however many passages it graded.
     """
+    from trecbench.llm.cost import paid_for
+
     conn = ws.connection()
     name = next((s.judge.model for s in ws.judge_stats() if s.id == judge_id), None)
     rows = ws.raw_replies(judge_id)
     if not rows or name is None:
         return None
+    texts = _reply_texts(rows)
+    paid = paid_for(conn, name, texts) if texts else None
+    return None if paid is None else 1000.0 * paid / len(rows)
+
+
+def _reply_texts(raws: list[str | None]) -> set[str]:
+    """The replies stored in judgments' raw column: a reply, or a JSON list of replies (one per sample)."""
     texts: set[str] = set()
-    for raw in rows:
+    for raw in raws:
         if raw is None:
             continue
         try:
@@ -439,17 +446,7 @@ def _cost_per_1000(ws, judge_id: int) -> float | None:
             texts.update(v for v in value if v)
         else:
             texts.add(raw)
-    if not texts:
-        return None
-    try:
-        found = conn.execute("SELECT model, response_text, cost FROM llm_cache").fetchall()
-    except sqlite3.OperationalError:  # a workspace whose model cache was never created
-        return None
-    bare = name.split("/", 1)[-1]
-    costs = [cost for m, text, cost in found if text in texts and m in (name, bare)]
-    if not costs:
-        return None
-    return 1000.0 * float(sum(costs)) / len(rows)
+    return texts
 
 
 def format_table(result: Validation) -> str:

@@ -12,78 +12,19 @@ from __future__ import annotations
 
 import json
 import secrets
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Protocol
+from typing import Callable, Iterable, NamedTuple
 
-from trecbench.llm.cache import ResponseCache, _now, canonical_json
+from trecbench.llm.batch_records import (BatchAPI, BatchRefused, BatchRequest, BatchResult, BatchResults, BatchState,
+                                         PendingBatch, read_results)
+from trecbench.llm.cache import ResponseCache, canonical_json
 from trecbench.llm.client import ModelConfig
-from trecbench.llm.cost import call_cost
+from trecbench.llm.cost import batch_cost
 from trecbench.llm.errors import LLMError
 from trecbench.llm.records import CallRecord, Usage
+from trecbench.store import model_calls
 
 __all__ = ["BatchAPI", "BatchLedger", "BatchRefused", "BatchRequest", "BatchState", "BatchResult", "BatchResults",
            "Collected", "PendingBatch", "batch_api", "batch_cost", "read_results", "split_batch"]
-
-
-class BatchRefused(LLMError):
-    """A request about batches that certainly changed nothing at the provider: it answered with an error,
-    or the request could not be made (so a batch it was to create does not exist)."""
-
-
-@dataclass(frozen=True)
-class BatchRequest:
-    """One chat request of a batch: the cache key it is stored under, and its model, messages and params."""
-
-    key: str
-    model: str
-    messages: list[dict]
-    params: Mapping[str, Any]
-
-    def request(self) -> dict:
-        return {"model": self.model, "messages": self.messages, "params": dict(self.params)}
-
-
-@dataclass(frozen=True)
-class BatchState:
-    """What the provider says about a batch; `results` names where its result lines are (file ids, URLs)."""
-
-    batch_id: str
-    status: str
-    finished: bool  # the provider will not answer more of the batch
-    completed: int
-    failed: int
-    total: int
-    results: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class PendingBatch:
-    """A batch written down whose provider id was never saved: what its provider may recognise it by."""
-
-    token: str
-    created_at: str  # ISO 8601 UTC, written before the provider was asked
-    keys: frozenset[str]  # its requests' cache keys, sent as custom_id
-    known: frozenset[str]  # provider ids of this workspace's other batches (never this one)
-
-
-@dataclass(frozen=True)
-class BatchResult:
-    """One answered request: its key and either the reply (text, token counts) or why there is none."""
-
-    key: str
-    text: str | None
-    prompt_tokens: int
-    completion_tokens: int
-    model: str | None
-    error: str | None
-    finish_reason: str | None = None
-
-
-class BatchResults(NamedTuple):
-    """A finished batch's result lines: those read, and `where: why` for each line that could not be."""
-
-    results: list[BatchResult]
-    unreadable: list[str]
 
 
 class Collected(NamedTuple):
@@ -92,45 +33,6 @@ class Collected(NamedTuple):
     read: int
     usage: Usage
     failed: dict[str, str]
-
-
-class BatchAPI(Protocol):
-    """A provider's batch endpoints. Requests are named by their cache key (`custom_id`); one batch holds at
-    most `max_requests` requests and `max_bytes` of them."""
-
-    max_requests: int
-    max_bytes: int
-
-    def submit(self, requests: list[BatchRequest], token: str) -> str:
-        """Create a batch of `requests`; its id. Raises BatchRefused when the provider refuses it."""
-        ...
-
-    def find(self, pending: PendingBatch) -> str | None:
-        """The id of the batch created for `pending`, or None when the provider never created it."""
-        ...
-
-    def state(self, batch_id: str) -> BatchState: ...
-
-    def results(self, state: BatchState) -> BatchResults:
-        """Every result line of a finished batch."""
-        ...
-
-
-def read_results(text: str, where: str, parse: Callable[[dict], BatchResult], out: BatchResults) -> None:
-    """Each line of a JSONL results file into `out`: read by `parse` when it is a JSON object with a string
-    `custom_id`, else as `where:N: why` among the unreadable lines."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            out.unreadable.append(f"{where}:{number}: not JSON")
-            continue
-        if isinstance(row, dict) and isinstance(row.get("custom_id"), str):
-            out.results.append(parse(row))
-        else:
-            out.unreadable.append(f"{where}:{number}: a result line without a custom_id")
 
 
 def split_batch(requests: list[BatchRequest], max_requests: int, max_bytes: int) -> list[list[BatchRequest]]:
@@ -146,18 +48,6 @@ def split_batch(requests: list[BatchRequest], max_requests: int, max_bytes: int)
         parts[-1].append(r)
         size += n
     return parts
-
-
-def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float, bool]:
-    """(USD, known) of a batch request: litellm's batch prices where it has them, else half the live price."""
-    from trecbench.llm.cost import price_entry
-
-    info = price_entry(model) or {}
-    ins, outs = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
-    if ins is not None and outs is not None:
-        return float(ins) * prompt_tokens + float(outs) * completion_tokens, True
-    cost, known = call_cost(model, prompt_tokens, completion_tokens)
-    return cost * 0.5, known
 
 
 # provider prefixes whose batch interface is known without asking litellm (importing it takes seconds)
@@ -207,30 +97,21 @@ class BatchLedger:
     def open_batches(self, purpose: str) -> list[tuple[int, str, str | None, str]]:
         """(row id, token, provider id, state) of batches not collected yet, oldest first."""
         with self.cache._lock:
-            return self.conn.execute(
-                "SELECT id, token, batch_id, state FROM llm_batches WHERE purpose = ? AND state != 'collected'"
-                " ORDER BY id", (purpose,)).fetchall()
+            return model_calls.open_batches(self.conn, purpose)
 
     def keys(self, purpose: str) -> dict[str, str]:
         """{key: state of the newest batch that holds it} for every request this purpose ever batched."""
         with self.cache._lock:
-            rows = self.conn.execute(
-                "SELECT r.key, b.state FROM llm_batch_requests r JOIN llm_batches b ON b.id = r.batch"
-                " WHERE b.purpose = ? ORDER BY b.id", (purpose,)).fetchall()
-        return dict(rows)
+            return model_calls.batched_keys(self.conn, purpose)
 
     def requests(self, row: int) -> dict[str, dict]:
         with self.cache._lock:
-            return {k: json.loads(r) for k, r in self.conn.execute(
-                "SELECT key, request_json FROM llm_batch_requests WHERE batch = ?", (row,))}
+            return {k: json.loads(r) for k, r in model_calls.batch_requests(self.conn, row)}
 
     def pending(self, row: int) -> PendingBatch:
         """What `BatchAPI.find` needs to recognise the batch of `row`."""
         with self.cache._lock:
-            token, created = self.conn.execute("SELECT token, created_at FROM llm_batches WHERE id = ?",
-                                               (row,)).fetchone()
-            known = {b for (b,) in self.conn.execute("SELECT batch_id FROM llm_batches WHERE batch_id IS NOT NULL")}
-            keys = {k for (k,) in self.conn.execute("SELECT key FROM llm_batch_requests WHERE batch = ?", (row,))}
+            token, created, keys, known = model_calls.pending_batch(self.conn, row)
         return PendingBatch(token, created, frozenset(keys), frozenset(known))
 
     def begin(self, model: str, purpose: str, requests: list[BatchRequest]) -> tuple[int, str]:
@@ -238,12 +119,8 @@ class BatchLedger:
         token = secrets.token_hex(12)
         with self.cache._lock:
             try:
-                cur = self.conn.execute(
-                    "INSERT INTO llm_batches (token, model, purpose, state, requests, created_at)"
-                    " VALUES (?, ?, ?, 'submitting', ?, ?)", (token, model, purpose, len(requests), _now()))
-                row = int(cur.lastrowid or 0)
-                self.conn.executemany("INSERT INTO llm_batch_requests (batch, key, request_json) VALUES (?, ?, ?)",
-                                      [(row, r.key, canonical_json(r.request())) for r in requests])
+                row = model_calls.add_batch(self.conn, token, model, purpose,
+                                            [(r.key, canonical_json(r.request())) for r in requests])
                 self.conn.commit()
             except BaseException:
                 self.conn.rollback()
@@ -252,16 +129,14 @@ class BatchLedger:
 
     def submitted(self, row: int, batch_id: str) -> None:
         with self.cache._lock:
-            self.conn.execute("UPDATE llm_batches SET batch_id = ?, state = 'submitted' WHERE id = ?", (batch_id, row))
+            model_calls.mark_submitted(self.conn, row, batch_id)
             self.conn.commit()
 
     def forget(self, row: int) -> None:
         """Drop a batch the provider never created (its requests can be submitted again)."""
         with self.cache._lock:
-            self.conn.execute("DELETE FROM llm_batch_requests WHERE batch = ?", (row,))
-            self.conn.execute("DELETE FROM llm_batches WHERE id = ?", (row,))
+            model_calls.drop_batch(self.conn, row)
             self.conn.commit()
-
     def collect(self, row: int, state: BatchState, results: Iterable[BatchResult], *, purpose: str,
                 price_model: str, priced: bool, readable: Callable[[str, str], str | None]) -> Collected:
         """Apply a finished batch in one transaction: every reply into the cache (as a live reply is, read or
@@ -290,8 +165,7 @@ class BatchLedger:
                                         purpose=purpose, raw=r.text if why is not None else None, attempts=1)
                     self.cache.log(record, commit=False)
                     usage += record.usage()
-                self.conn.execute("UPDATE llm_batches SET state = 'collected', provider_status = ?, collected_at = ?"
-                                  " WHERE id = ?", (state.status, _now(), row))
+                model_calls.mark_collected(self.conn, row, state.status)
                 self.conn.commit()
             except BaseException:
                 self.conn.rollback()

@@ -13,7 +13,7 @@ import json
 from datetime import datetime, timedelta
 from typing import Any, Mapping
 
-from trecbench.llm.batch import BatchRefused, BatchRequest, BatchResult, BatchResults, BatchState, PendingBatch, \
+from trecbench.llm.batch_records import BatchRefused, BatchRequest, BatchResult, BatchResults, BatchState, PendingBatch, \
     read_results
 from trecbench.llm.cache import canonical_json
 from trecbench.llm.errors import LLMError

@@ -9,7 +9,7 @@ import json
 from contextlib import contextmanager
 from typing import Final, Iterator, Literal
 
-from trecbench.llm.batch import BatchRefused, BatchRequest, BatchResult, BatchResults, BatchState, PendingBatch, \
+from trecbench.llm.batch_records import BatchRefused, BatchRequest, BatchResult, BatchResults, BatchState, PendingBatch, \
     read_results
 from trecbench.llm.errors import LLMError
 

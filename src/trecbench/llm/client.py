@@ -216,70 +216,78 @@ class LLM:
         BudgetExceeded when the budget would be passed.
         """
         reask = max(0, reask)
-        convo = _as_messages(messages)
-        merged = {**self.config.params, **params}
-        completions: list[Completion] = []
-        reason, raw, first_key, turn, fresh = "", None, "", 0, 0
+        turns = _Turns(_as_messages(messages), {**self.config.params, **params})
         # `fresh` counts the replies asked for in this call; replayed cached turns do not use up `reask`,
         # so a rerun replays what was paid for and then still re-asks (at most MAX_REPLAYED of them).
-        while fresh <= reask and turn <= reask + MAX_REPLAYED:
-            sent = self._turn_params(merged, schema, turn)
-            key = request_key(self.config.model, convo, sent)
-            first_key = first_key or key
-            completion = self._from_cache(key) if use_cache and self.cache is not None else None
-            if completion is None:
-                if self.dry_run:
-                    self.plan = self.plan.add(self._estimate(convo, sent, key, cached=False))
-                    return Outcome(False, error="dry run: not sent", dry_run=True, key=first_key)
-                reserved = 0.0
-                if self.budget is not None and self.budget.max_cost is not None:
-                    reserved = self.budget.reserve(self._estimate(convo, sent, key).cost)
-                started = time.monotonic()
-                try:
-                    completion = await self._send(convo, sent, key)
-                except ModelCallError as exc:
-                    if self.budget:
-                        self.budget.release(reserved)
-                    if "response_format" in sent and _refuses_schema(exc):
-                        if self._schema_style == "json_schema":
-                            self._schema_style = "json_object"  # try the other form a server may take
-                        else:
-                            self._structured = False  # this server takes no schema: ask in words only
-                        continue
-                    self._log(CallRecord(key, self.config.model, False, error=str(exc), attempts=exc.attempts,
-                                         latency_ms=(time.monotonic() - started) * 1000, purpose=purpose,
-                                         cost_known=self.priced))
-                    if exc.fatal:
-                        raise
-                    return Outcome(False, error=str(exc), raw=raw, completions=tuple(completions), key=first_key)
-                if self.budget is not None:
-                    self.budget.settle(reserved, completion.cost)
-            completions.append(completion)
-            try:
-                value = _read(parse, completion)
-                reason = ""
-            except ValueError as exc:
-                reason = exc.reason if isinstance(exc, ParseError) else _first_line(exc, 200)
-            if not completion.cached:
-                if self.cache is not None:
-                    self._store(key, convo, sent, completion)  # committed with the log row below
-                self._log(self._record(completion, purpose, error=f"unreadable reply: {reason}" if reason else None))
-            elif not self.dry_run:
-                self._log(self._record(completion, purpose, error=f"unreadable reply: {reason}" if reason else None))
-            else:
-                self.plan = self.plan.add(Estimate(key, completion.prompt_tokens, completion.completion_tokens,
-                                                   0.0, True, True))
+        while turns.fresh <= reask and turns.turn <= reask + MAX_REPLAYED:
+            sent = self._turn_params(turns.params, schema, turns.turn)
+            key = request_key(self.config.model, turns.convo, sent)
+            turns.first_key = turns.first_key or key
+            reply = await self._reply(turns, sent, key, use_cache=use_cache, purpose=purpose)
+            if reply is None:
+                continue  # the server refused the schema's form: the same turn in the next form
+            if isinstance(reply, Outcome):
+                return reply
+            turns.completions.append(reply)
+            value, reason = _reading(parse, reply)
+            self._account(reply, turns.convo, sent, purpose, reason)
             if not reason:
-                return Outcome(True, value, raw=completion.text, completions=tuple(completions), key=first_key)
-            raw = completion.text
-            if completion.finish_reason == "length":
-                merged = _longer(merged)
-            convo = convo + reask_messages(completion.text, reason)
-            turn += 1
-            fresh += 0 if completion.cached else 1
-        tries = "try" if len(completions) == 1 else f"{len(completions)} tries"
-        return Outcome(False, error=f"unreadable reply after {tries}: {reason}", raw=raw,
-                       completions=tuple(completions), key=first_key)
+                return turns.answered(value, reply)
+            turns.reask(reply, reason)
+        return turns.unreadable()
+
+    async def _reply(self, turns: _Turns, sent: dict, key: str, *, use_cache: bool,
+                     purpose: str) -> Completion | Outcome | None:
+        """The reply to this turn: the cached one, else one asked for within the budget. An Outcome when none
+        can come (a dry run, a failed call), None when the server refused the schema's form (try the next)."""
+        cached = self._from_cache(key) if use_cache and self.cache is not None else None
+        if cached is not None:
+            return cached
+        if self.dry_run:
+            self.plan = self.plan.add(self._estimate(turns.convo, sent, key, cached=False))
+            return Outcome(False, error="dry run: not sent", dry_run=True, key=turns.first_key)
+        reserved = 0.0
+        if self.budget is not None and self.budget.max_cost is not None:
+            reserved = self.budget.reserve(self._estimate(turns.convo, sent, key).cost)
+        started = time.monotonic()
+        try:
+            completion = await self._send(turns.convo, sent, key)
+        except ModelCallError as exc:
+            if self.budget:
+                self.budget.release(reserved)
+            if "response_format" in sent and _refuses_schema(exc):
+                self._next_schema_form()
+                return None
+            self._log(CallRecord(key, self.config.model, False, error=str(exc), attempts=exc.attempts,
+                                 latency_ms=(time.monotonic() - started) * 1000, purpose=purpose,
+                                 cost_known=self.priced))
+            if exc.fatal:
+                raise
+            return turns.failed(str(exc))
+        if self.budget is not None:
+            self.budget.settle(reserved, completion.cost)
+        return completion
+
+    def _next_schema_form(self) -> None:
+        """A server refused the schema as sent: the other form a server may take, then none (words only)."""
+        if self._schema_style == "json_schema":
+            self._schema_style = "json_object"
+        else:
+            self._structured = False
+
+    def _account(self, completion: Completion, convo: list[dict], sent: Mapping[str, Any], purpose: str,
+                 reason: str) -> None:
+        """Store a fresh reply and log every reply (cached ones too); a dry run plans a cached reply instead."""
+        error = f"unreadable reply: {reason}" if reason else None
+        if not completion.cached:
+            if self.cache is not None:
+                self._store(completion.key, convo, sent, completion)  # committed with the log row below
+            self._log(self._record(completion, purpose, error=error))
+        elif not self.dry_run:
+            self._log(self._record(completion, purpose, error=error))
+        else:
+            self.plan = self.plan.add(Estimate(completion.key, completion.prompt_tokens, completion.completion_tokens,
+                                               0.0, True, True))
 
     def uses_structured_output(self) -> bool:
         """Whether requests with a schema carry it as `response_format` (see ModelConfig.structured_output)."""
@@ -496,6 +504,48 @@ class LLM:
         reply = int(limit) if limit else (round(total / n) if n else DEFAULT_COMPLETION_TOKENS)
         cost, known = call_cost(self.price_model, prompt, reply, self.prices) if self.priced else (0.0, False)
         return Estimate(key, prompt, reply, cost, known, False)
+
+
+@dataclass
+class _Turns:
+    """One `ask` so far (mutable: it grows turn by turn): the conversation and parameters the next turn
+    sends, every reply, the last reply and why it could not be read."""
+
+    convo: list[dict]
+    params: dict
+    first_key: str = ""
+    completions: list[Completion] = field(default_factory=list)
+    raw: str | None = None
+    reason: str = ""
+    turn: int = 0
+    fresh: int = 0  # replies paid for in this call (replayed cached turns are not)
+
+    def reask(self, completion: Completion, reason: str) -> None:
+        """The next turn: the unreadable reply and what was wrong with it added, a longer bound if it was cut."""
+        self.raw, self.reason = completion.text, reason
+        if completion.finish_reason == "length":
+            self.params = _longer(self.params)
+        self.convo = self.convo + reask_messages(completion.text, reason)
+        self.turn += 1
+        self.fresh += 0 if completion.cached else 1
+
+    def answered(self, value: Any, completion: Completion) -> Outcome:
+        return Outcome(True, value, raw=completion.text, completions=tuple(self.completions), key=self.first_key)
+
+    def failed(self, error: str) -> Outcome:
+        return Outcome(False, error=error, raw=self.raw, completions=tuple(self.completions), key=self.first_key)
+
+    def unreadable(self) -> Outcome:
+        tries = "try" if len(self.completions) == 1 else f"{len(self.completions)} tries"
+        return self.failed(f"unreadable reply after {tries}: {self.reason}")
+
+
+def _reading(parse: Callable[[str], Any] | None, completion: Completion) -> tuple[Any, str]:
+    """(the value `parse` reads from the reply, "") or (None, why it cannot be read)."""
+    try:
+        return _read(parse, completion), ""
+    except ValueError as exc:
+        return None, exc.reason if isinstance(exc, ParseError) else _first_line(exc, 200)
 
 
 def _read(parse: Callable[[str], Any] | None, completion: Completion) -> Any:

@@ -1,5 +1,8 @@
 """Prices and token counts from litellm's offline cost map; a model without a price costs 0, flagged.
 
+The one home of what a model call costs: a live call's (`call_cost`), a batch request's (`batch_cost`),
+the per-token prices an estimate multiplies (`model_prices`), and what cached replies were paid (`paid_for`).
+
 Prices are read from the cost map's JSON file in litellm's package without importing litellm (seconds of
 start-up) until something else needs it; once litellm is imported its own cost functions are used.
 """
@@ -7,11 +10,13 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 import sys
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from trecbench.llm._litellm import load
 
@@ -96,6 +101,80 @@ def call_cost(model: str, prompt_tokens: int, completion_tokens: int,
     except Exception:
         return 0.0, False
     return float(prompt_cost) + float(completion_cost), True
+
+
+class UnknownModelError(ValueError):
+    """The model has no price in litellm's cost map: give prices per million tokens instead."""
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Dollars per token, and where they come from."""
+
+    input: float
+    output: float
+    source: str
+
+
+def model_prices(model: str, input_price: float | None = None, output_price: float | None = None) -> Prices:
+    """Dollars per token for `model`: the given prices (per million tokens) or litellm's cost map.
+
+    Raises UnknownModelError when the model is not in the map and no prices are given.
+    """
+    if input_price is not None and output_price is not None:
+        return Prices(input_price / 1e6, output_price / 1e6, "given")
+    litellm = load()
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:  # litellm raises several types for unmapped models
+        info = None
+    # get_model_info answers for some names that are not in the map (with zero prices): only trust mapped keys
+    if not info or info.get("key") not in litellm.model_cost or info.get("input_cost_per_token") is None:
+        raise UnknownModelError(
+            f"model {model!r} has no price in litellm's cost map (litellm {_version()}); give prices in dollars "
+            f"per million tokens with --input-price and --output-price (e.g. --input-price 0.15 --output-price 0.60), "
+            f"or use a model name the map knows, such as gpt-4o-mini or anthropic/claude-sonnet-4-5")
+    cin = float(info["input_cost_per_token"] or 0.0)
+    cout = float(info.get("output_cost_per_token") or 0.0)
+    if input_price is not None:
+        cin = input_price / 1e6
+    if output_price is not None:
+        cout = output_price / 1e6
+    return Prices(cin, cout, f"litellm cost map ({info['key']})")
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("litellm")
+    except Exception:
+        return "?"
+
+
+def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float, bool]:
+    """(USD, known) of a batch request: litellm's batch prices where it has them, else half the live price."""
+    info = price_entry(model) or {}
+    ins, outs = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
+    if ins is not None and outs is not None:
+        return float(ins) * prompt_tokens + float(outs) * completion_tokens, True
+    cost, known = call_cost(model, prompt_tokens, completion_tokens)
+    return cost * 0.5, known
+
+
+def paid_for(conn: sqlite3.Connection, model: str, texts: Collection[str]) -> float | None:
+    """Dollars first paid for the cached replies of `model` whose text is one of `texts` (None: none cached).
+
+    A cached reply is `model`'s when it names `model` or its bare name (providers answer without the
+    `provider/` prefix); the cost is the one recorded when the reply arrived, whatever prices say now.
+    """
+    from trecbench.store.model_calls import reply_costs
+
+    bare = model.split("/", 1)[-1]
+    costs = [cost for m, text, cost in reply_costs(conn) if text in texts and m in (model, bare)]
+    if not costs:
+        return None
+    return float(sum(costs))
 
 
 class PromptCounter:

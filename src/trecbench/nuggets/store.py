@@ -19,7 +19,10 @@ Evidence links: a nugget's support is a tuple of alternatives (any one suffices)
 it was made (`trecbench.store.text_hash`), so `check` can list links whose document changed or vanished.
 
 This module edits; undo lives in `nuggets.history`, importing a file (matching and its diff) in
-`nuggets.imports`, the relevant documents of a topic in `nuggets.relevant`.
+`nuggets.imports`, the relevant documents of a topic in `nuggets.relevant`. What the three share has
+its own home, which none of them imports back: the records and checks (`nuggets.records`), the
+versioned writes every change is made of (`nuggets.changes`), the links' text hashes
+(`nuggets.links`); their SQL is `trecbench.store.nuggets`'.
 """
 from __future__ import annotations
 

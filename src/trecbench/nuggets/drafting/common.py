@@ -12,6 +12,9 @@ from typing import Any, Iterable, NamedTuple
 from trecbench.llm.records import Usage
 from trecbench.store.workspace import Workspace
 
+# The problem of a topic none of whose judged-relevant documents the corpus has (both drafters report it).
+NO_DOCUMENTS = "none of its relevant documents is in the corpus"
+
 
 @dataclass
 class DraftReport:
@@ -91,6 +94,13 @@ class DraftPlan(NamedTuple):
     topics: dict
     corpus: Any
     store: Any
+
+    def documents(self, qid: str, *, titles: bool = True) -> list[tuple[str, str]]:
+        """The topic's relevant documents [(docid, text)] as `read_documents` gives them; those the corpus
+        lacks go into the report's `missing`."""
+        docs, missing = read_documents(self.corpus, [d for d, _ in self.relevant[qid]], titles=titles)
+        self.report.missing.extend((qid, d) for d in missing)
+        return docs
 
 
 def plan_drafting(ws: Workspace, drafter: str, min_grade: int, only: Iterable[str] = (), redraft: bool = False,

@@ -27,10 +27,10 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from trecbench.evaluation.textmatch import STOPWORDS
-from trecbench.nuggets.drafting.common import DraftReport, plan_drafting, read_documents
+from trecbench.nuggets.drafting.common import NO_DOCUMENTS, DraftReport, plan_drafting
 from trecbench.nuggets.model import Nugget
 from trecbench.nuggets.relevant import DRAFT_MIN_GRADE
 from trecbench.store.workspace import Workspace
@@ -86,16 +86,37 @@ def terms(text: str) -> list[str]:
 def draft_topic(question: str, docs: list[tuple[str, str]], settings: ExtractiveSettings = ExtractiveSettings()
                 ) -> list[Nugget]:
     """The extractive nuggets of one topic from its relevant documents [(docid, text)], best first."""
-    from rapidfuzz import fuzz, process
-
     query = set(terms(question))
+    sentences = candidate_sentences(docs)
+    if not sentences or not query:
+        return []
+    cov = coverage(sentences, query)
+    keep = best_covering(sentences, cov)
+    if not keep:
+        return []
+    similar = near_duplicates([sentences[k].text for k in keep], settings.threshold)
+    support, scores = repetition_scores(sentences, cov, keep, similar, len(docs))
+    ranked = sorted(range(len(keep)), key=lambda a: (-scores[a], sentences[keep[a]].docid, sentences[keep[a]].index))
+    chosen = distinct_best(ranked, similar, settings.keep)
+    vital = math.ceil(len(chosen) / 3)
+    return [Nugget("", "", sentences[keep[a]].text, "vital" if rank < vital else "okay",
+                   tuple((docs[d][0],) for d in support[a]), "draft", "extractive",
+                   {"extractive_score": round(scores[a], 4)})
+            for rank, a in enumerate(chosen)]
+
+
+def candidate_sentences(docs: list[tuple[str, str]]) -> list[Sentence]:
+    """The documents' sentences of `MIN_WORDS` to `MAX_WORDS` words, document by document (step 1)."""
     sentences: list[Sentence] = []
     for d, (_, text) in enumerate(docs):
         for i, s in enumerate(split_sentences(text)):
             if MIN_WORDS <= len(_WORD.findall(s)) <= MAX_WORDS:
                 sentences.append(Sentence(d, i, s))
-    if not sentences or not query:
-        return []
+    return sentences
+
+
+def coverage(sentences: list[Sentence], query: set[str]) -> list[float]:
+    """Each sentence's BM25 for the topic's terms, the sentences being the collection (step 2)."""
     bags = [Counter(terms(s.text)) for s in sentences]
     lengths = [sum(b.values()) for b in bags]
     avg = (sum(lengths) / len(lengths)) or 1.0
@@ -110,52 +131,59 @@ def draft_topic(question: str, docs: list[tuple[str, str]], settings: Extractive
             if f:
                 score += idf[t] * f * (K1 + 1) / (f + K1 * (1 - B + B * length / avg))
         cov.append(score)
-    keep = [k for k in range(n) if cov[k] > 0]
-    if not keep:
-        return []
+    return cov
+
+
+def best_covering(sentences: list[Sentence], cov: list[float]) -> list[int]:
+    """Indexes of the sentences holding a topic term, best coverage first, at most `MAX_CANDIDATES`."""
+    keep = [k for k in range(len(sentences)) if cov[k] > 0]
     keep.sort(key=lambda k: (-cov[k], sentences[k].docid, sentences[k].index))
-    keep = keep[:MAX_CANDIDATES]
+    return keep[:MAX_CANDIDATES]
+
+
+def near_duplicates(texts: list[str], threshold: float) -> Any:
+    """The matrix of rapidfuzz ratios of the normalised texts, 0 below `threshold` (step 3)."""
+    from rapidfuzz import fuzz, process
+
+    normalised = [_normalise(t) for t in texts]
+    return process.cdist(normalised, normalised, scorer=fuzz.ratio, score_cutoff=threshold, dtype="uint8", workers=1)
+
+
+def repetition_scores(sentences: list[Sentence], cov: list[float], keep: list[int], similar: Any,
+                      n_docs: int) -> tuple[list[list[int]], list[float]]:
+    """Per candidate: the documents holding it or a near-duplicate (in document order), and its score (step 4)."""
     top = max(cov[k] for k in keep)
-    normalised = [_normalise(sentences[k].text) for k in keep]
-    similar = process.cdist(normalised, normalised, scorer=fuzz.ratio, score_cutoff=settings.threshold,
-                            dtype="uint8", workers=1)
-    n_docs = len(docs)
-    support: list[list[int]] = []  # per candidate: the documents holding it or a near-duplicate, in doc order
+    support: list[list[int]] = []
     scores = []
     for a, k in enumerate(keep):
         holders = sorted({sentences[keep[b]].docid for b in similar[a].nonzero()[0]} | {sentences[k].docid})
         support.append(holders)
         repeat = (len(holders) - 1) / (n_docs - 1) if n_docs > 1 else 0.0
         scores.append(cov[k] / top + REPEAT_WEIGHT * repeat)
-    ranked = sorted(range(len(keep)), key=lambda a: (-scores[a], sentences[keep[a]].docid, sentences[keep[a]].index))
+    return support, scores
+
+
+def distinct_best(ranked: list[int], similar: Any, keep: int) -> list[int]:
+    """The first `keep` candidates down the ranking that are no near-duplicate of one taken before (step 5)."""
     chosen: list[int] = []
     for a in ranked:
         if any(similar[a][c] for c in chosen):
             continue  # a near-duplicate of a nugget already taken: merged into it
         chosen.append(a)
-        if len(chosen) == settings.keep:
+        if len(chosen) == keep:
             break
-    vital = math.ceil(len(chosen) / 3)
-    nuggets = []
-    for rank, a in enumerate(chosen):
-        text = sentences[keep[a]].text
-        groups = tuple((docs[d][0],) for d in support[a])
-        nuggets.append(Nugget("", "", text, "vital" if rank < vital else "okay", groups, "draft", "extractive",
-                              {"extractive_score": round(scores[a], 4)}))
-    return nuggets
+    return chosen
 
 
 def draft_extractive(ws: Workspace, settings: ExtractiveSettings = ExtractiveSettings(), *,
                      only: Iterable[str] = (), redraft: bool = False, corpus=None, on_progress=None) -> DraftReport:
     """Draft every topic still to draft and record the nuggets in the store; returns what happened."""
-    relevant, todo, report, topics, corpus, store = plan_drafting(ws, DRAFTER, settings.min_grade, only, redraft,
-                                                                  corpus)
+    plan = plan_drafting(ws, DRAFTER, settings.min_grade, only, redraft, corpus)
     params = {"min_grade": settings.min_grade, "keep": settings.keep, "threshold": settings.threshold}
-    for qid in todo:
+    for qid in plan.todo:
         ws.start_draft(qid, DRAFTER, params)
-        docs, missing = read_documents(corpus, [d for d, _ in relevant[qid]], titles=False)  # a title is no fact
-        report.missing.extend((qid, d) for d in missing)
-        topic = topics.get(qid)
+        docs = plan.documents(qid, titles=False)  # a title is no fact
+        topic = plan.topics.get(qid)
         question = topic.text if topic is not None else ""
         if topic is not None and topic.narrative:
             question += "\n" + topic.narrative
@@ -163,13 +191,13 @@ def draft_extractive(ws: Workspace, settings: ExtractiveSettings = ExtractiveSet
         if topic is None:
             problems.append("not a topic of the workspace: no query text to rank sentences by")
         if not docs:
-            problems.append("none of its relevant documents is in the corpus")
+            problems.append(NO_DOCUMENTS)
         nuggets = [Nugget(n.id, qid, n.text, n.importance, n.support, n.status, n.origin, n.extra)
                    for n in draft_topic(question, docs, settings)]
-        report.finish(ws, store, qid, DRAFTER, nuggets, problems, author=AUTHOR, keep=settings.keep)
+        plan.report.finish(ws, plan.store, qid, DRAFTER, nuggets, problems, author=AUTHOR, keep=settings.keep)
         if on_progress:
-            on_progress(report, qid)
-    return report
+            on_progress(plan.report, qid)
+    return plan.report
 
 
 def _normalise(text: str) -> str:

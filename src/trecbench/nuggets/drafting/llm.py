@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from trecbench.helpers.jobs import work_through
-from trecbench.nuggets.drafting.common import DraftReport, plan_drafting, read_documents
+from trecbench.nuggets.drafting.common import NO_DOCUMENTS, DraftReport, plan_drafting
 from trecbench.nuggets.model import Nugget
 from trecbench.llm.prompts import DRAFTING, IMPORTANCE
 from trecbench.nuggets.prompts import (label_bound, label_messages, parse_labels, parse_update, prompts_sha256,
@@ -68,6 +68,21 @@ async def draft_topic(llm, qid: str, question: str, narrative: str | None, docs:
                       settings: DraftSettings, report: DraftReport) -> tuple[list[Nugget], list[str]]:
     """One topic's nuggets (ordered and cut) and the problems met; raises BudgetExceeded / fatal errors."""
     problems: list[str] = []
+    running = await running_list(llm, question, narrative, docs, settings, report, problems)
+    texts = [r.text for r in running]
+    if getattr(llm, "dry_run", False):
+        # the list's length is unknown without replies: count the labelling calls of a full list
+        texts = [f"placeholder nugget {i} of about twelve words for estimating the labelling calls"
+                 for i in range(1, settings.max_nuggets + 1)]
+    labels = await importance_labels(llm, question, narrative, texts, report, problems)
+    if getattr(llm, "dry_run", False):
+        return [], problems
+    return ordered_nuggets(qid, running, labels, settings.keep), problems
+
+
+async def running_list(llm, question: str, narrative: str | None, docs: list[tuple[str, str]],
+                       settings: DraftSettings, report: DraftReport, problems: list[str]) -> list[_Running]:
+    """The running list after every window of documents; a window that fails leaves it as it was (a problem)."""
     running: list[_Running] = []
     windows = [docs[i:i + settings.window] for i in range(0, len(docs), settings.window)]
     for w, window in enumerate(windows, 1):
@@ -86,17 +101,22 @@ async def draft_topic(llm, qid: str, question: str, narrative: str | None, docs:
             problems.append(f"window {w} of {len(windows)} (documents {where}) failed, the list was not updated "
                             f"from it: {outcome.error}")
             continue
-        updated = []
-        for u in outcome.value:
-            docids = [d for i in u.sources for d in running[i].docids] + [window[p][0] for p in u.passages]
-            updated.append(_Running(u.text, tuple(dict.fromkeys(docids))))
-        running = updated
+        running = updated_list(running, window, outcome.value)
+    return running
 
-    texts = [r.text for r in running]
-    if getattr(llm, "dry_run", False):
-        # the list's length is unknown without replies: count the labelling calls of a full list
-        texts = [f"placeholder nugget {i} of about twelve words for estimating the labelling calls"
-                 for i in range(1, settings.max_nuggets + 1)]
+
+def updated_list(running: list[_Running], window: list[tuple[str, str]], updates) -> list[_Running]:
+    """The running list a window's reply gives: each nugget keeps the documents of the ones it continues."""
+    updated = []
+    for u in updates:
+        docids = [d for i in u.sources for d in running[i].docids] + [window[p][0] for p in u.passages]
+        updated.append(_Running(u.text, tuple(dict.fromkeys(docids))))
+    return updated
+
+
+async def importance_labels(llm, question: str, narrative: str | None, texts: list[str], report: DraftReport,
+                            problems: list[str]) -> list[str | None]:
+    """Vital or okay for each text, asked in batches of `LABEL_BATCH`; None where a batch failed (a problem)."""
     batches = [list(range(i, min(i + LABEL_BATCH, len(texts)))) for i in range(0, len(texts), LABEL_BATCH)]
 
     async def label(batch: list[int]):
@@ -115,17 +135,19 @@ async def draft_topic(llm, qid: str, question: str, narrative: str | None, docs:
                 labels[i] = value
         else:
             problems.append(f"importance of nuggets {batch[0] + 1}-{batch[-1] + 1} failed: {outcome.error}")
-    if getattr(llm, "dry_run", False):
-        return [], problems
+    return labels
 
+
+def ordered_nuggets(qid: str, running: list[_Running], labels: list[str | None], keep: int) -> list[Nugget]:
+    """The labelled list as drafts: vital, then okay, then unlabelled (kept as okay, with a note), cut to `keep`."""
     order = ([i for i, v in enumerate(labels) if v == "vital"] + [i for i, v in enumerate(labels) if v == "okay"]
              + [i for i, v in enumerate(labels) if v is None])
     nuggets = []
-    for i in order[: settings.keep]:
+    for i in order[:keep]:
         extra = {} if labels[i] else {"note": UNLABELLED_NOTE}
         nuggets.append(Nugget("", qid, running[i].text, labels[i] or "okay",
                               tuple((d,) for d in running[i].docids), "draft", "llm", extra))
-    return nuggets, problems
+    return nuggets
 
 
 async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSettings(), *, only: Iterable[str] = (),
@@ -144,15 +166,14 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
     params = {"model": model, "min_grade": settings.min_grade, "window": settings.window,
               "max_nuggets": settings.max_nuggets, "keep": settings.keep, "prompts_sha256": prompts_sha256(),
               "params": dict(llm.config.params)}
-    relevant, todo, report, topics, corpus, store = plan_drafting(ws, drafter, settings.min_grade, only, redraft,
-                                                                  corpus)
+    plan = plan_drafting(ws, drafter, settings.min_grade, only, redraft, corpus)
+    report = plan.report
     stop = asyncio.Event()
     fatal: list[BaseException] = []
 
     async def one(qid: str) -> None:
-        topic = topics.get(qid)
-        docs, missing = read_documents(corpus, [d for d, _ in relevant[qid]])
-        report.missing.extend((qid, d) for d in missing)
+        topic = plan.topics.get(qid)
+        docs = plan.documents(qid)
         if not dry_run:
             ws.start_draft(qid, drafter, params)
         question = topic.text if topic is not None else qid
@@ -179,15 +200,16 @@ async def draft_with_llm(ws: Workspace, llm, settings: DraftSettings = DraftSett
         if topic is None:
             problems.insert(0, "not a topic of the workspace: drafted from its id alone")
         if not docs:
-            problems.append("none of its relevant documents is in the corpus")
-        report.finish(ws, store, qid, drafter, nuggets, problems, author=author, keep=settings.keep)
+            problems.append(NO_DOCUMENTS)
+        report.finish(ws, plan.store, qid, drafter, nuggets, problems, author=author, keep=settings.keep)
 
     async def draft(qid: str) -> None:
         await one(qid)
         if on_progress:
             on_progress(report, qid)
 
-    await work_through(todo, draft, workers=min(getattr(llm.config, "concurrency", 8), len(todo) or 1), stop=stop)
+    await work_through(plan.todo, draft, workers=min(getattr(llm.config, "concurrency", 8), len(plan.todo) or 1),
+                       stop=stop)
     if fatal:
         raise fatal[0]  # the topic stays incomplete with the reason; the caller reports the one error
     return report

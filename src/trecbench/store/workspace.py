@@ -1,12 +1,11 @@
 """A bench workspace: `trecbench.toml` (settings) and `bench.sqlite` (judgments, nuggets, pools, model cache).
 
 The store is the source of truth; TREC files are exports and imports of it. `Workspace` opens the folder
-and gives each thread its connection and write transactions; what it keeps is asked of it through the
-store module that keeps it, each holding its own queries:
-
-  topics.py      the topics stored at init         judgments.py  judges and judgments
-  pools.py       pools and their candidates         assessors.py  assessors, tokens, sessions, leases
-  drafts.py      nugget drafting runs               settings.py   trecbench.toml and the `meta` values
+and gives each thread its connection and its transactions; everything the workspace keeps is read and
+written through the store module that keeps it, which holds its queries (the SQL of the package is here):
+topics.py (the topics stored at init), judgments.py (judges and judgments), pools.py (pools and their
+candidates), assessors.py (assessors, tokens, sessions, leases), drafts.py (nugget drafting runs),
+settings.py (trecbench.toml and the `meta` values), nuggets.py and model_calls.py (nuggets, model calls).
 """
 from __future__ import annotations
 

@@ -549,6 +549,7 @@ def _judge_label(kind: str, name: str) -> str:
 
 def cost_section(ws: Any) -> CostSection:
     from trecbench.llm.cache import ResponseCache
+    from trecbench.store.model_calls import models_by_purpose
 
     section = CostSection()
     conn = ws.connection()
@@ -558,7 +559,7 @@ def cost_section(ws: Any) -> CostSection:
                                   "assignment with a model log every call, cached or not).",
                                   "trecbench judge llm -w BENCH --model openai/gpt-4o-mini --dry-run")
         return section
-    models = dict(conn.execute("SELECT purpose, GROUP_CONCAT(DISTINCT model) FROM llm_calls GROUP BY purpose"))
+    models = models_by_purpose(conn)
     for purpose in sorted(usage):
         u = usage[purpose]
         section.rows.append({"purpose": purpose or "(none)", "models": ", ".join(sorted((models.get(purpose) or "")
@@ -574,17 +575,16 @@ def cost_section(ws: Any) -> CostSection:
 def _overview(ws: Any, qrels: pd.DataFrame | None, propagated: int, pool: pd.DataFrame | None,
               options: ReportOptions, runs: int) -> Overview:
     from trecbench import __version__
+    from trecbench.store.nuggets import nugget_counts
 
-    conn = ws.connection()
-    created = conn.execute("SELECT value FROM meta WHERE key = 'created_at'").fetchone()
+    created = ws.meta("created_at")
     stats = ws.judge_stats()
     ok, failed = sum(s.ok for s in stats), sum(s.failed for s in stats)
     judges = len({(s.judge.kind, s.judge.name) for s in stats})
-    nuggets, vital, approved = conn.execute("SELECT COUNT(*), SUM(importance = 'vital'), SUM(status = 'approved') "
-                                            "FROM nuggets WHERE deleted = 0").fetchone()
+    nuggets, vital, approved = nugget_counts(ws.connection())
     return Overview(
         name=ws.settings.name, generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        version=__version__, created_at=created[0] if created else None, corpus=ws.settings.corpus,
+        version=__version__, created_at=created, corpus=ws.settings.corpus,
         topics=len(ws.topics()), judgments=int(ok or 0), failed=int(failed or 0), judges=int(judges or 0),
         qrels_topics=int(qrels["query_id"].nunique()) if qrels is not None else 0,
         qrels_pairs=len(qrels) if qrels is not None else 0,

@@ -129,7 +129,7 @@ def topic_page(request: Request) -> Response:
         # a topic has up to thousands of rows and a request changes one or two: each is rendered once (as
         # Markup, so joining them needs no escaping)
         rows.append(bench.memo(("topic row", qid, docid), shown, functools.partial(row, *shown)))
-    topic = queries.topic_text(bench.ws, qid)
+    topic = bench.ws.topic_text(qid)
     return render(request, "topic.html", qid=qid, topic=topic, rows=Markup("\n".join(rows)), total=len(state.docs),
                   complete=state.complete(bench.per_pair),
                   mine=state.mine(who), finished=request.query_params.get("finished") == "1", href=href, grades=GRADES,
@@ -192,7 +192,7 @@ def judge_page(request: Request) -> Response:
         return redirect("/")
     in_pool = queries.in_pool(bench.ws, pool, qid, docid)
     state = bench.topics.state(bench.ws, pool, qid)
-    topic = queries.topic_text(bench.ws, qid)
+    topic = bench.ws.topic_text(qid)
     doc, missing = bench.document(docid)
     terms = query_terms(topic[0]) if topic else []
     others, holders = _others(state, docid, who)
@@ -228,7 +228,7 @@ async def judge_post(request: Request) -> Response:
 
 def _record(bench: Bench, who: str, qid: str, docid: str, grade: int) -> None:
     """One judgment of a pair of the pool being judged; anything else is refused (nothing is recorded)."""
-    if not queries.known_topic(bench.ws, qid):
+    if not bench.ws.known_topic(qid):
         raise HTTPException(404, f"no topic {qid!r}")
     pool = bench.pool()
     if pool is None or not queries.in_pool(bench.ws, pool, qid, docid):

@@ -48,9 +48,7 @@ def hide_tokens(record: logging.LogRecord) -> bool:
 
 def session_secret(ws: Workspace) -> str:
     """The key that signs session cookies: made once per workspace and kept in its `meta` table."""
-    with ws.transaction() as c:
-        c.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (SECRET_KEY, secrets.token_hex(32)))
-        return c.execute("SELECT value FROM meta WHERE key = ?", (SECRET_KEY,)).fetchone()[0]
+    return ws.meta_or_set(SECRET_KEY, secrets.token_hex(32))
 
 
 def log_in(ws: Workspace, session: MutableMapping[str, Any], assessor: str, *, via: str) -> None:

@@ -144,8 +144,8 @@ class TopicRow:
 def topics_page(request: Request) -> Response:
     bench = bench_of(request)
     me(request)
-    counts = {qid: (total, vital, approved) for qid, total, vital, approved in queries.nugget_counts(bench.ws)}
-    texts = dict(bench.ws.connection().execute("SELECT qid, text FROM topics").fetchall())
+    counts = {qid: (total, vital, approved) for qid, total, vital, approved in bench.ws.nugget_counts_by_topic()}
+    texts = bench.ws.topic_texts()
     rows = []
     for qid in sorted(set(texts) | set(counts), key=queries._topic_order):
         text = texts[qid] if qid in texts else store(bench).query(qid) or ""  # a topic only a nuggets file had
@@ -168,7 +168,7 @@ def topic_page(request: Request, qid: str) -> Response:
     bench = bench_of(request)
     me(request)
     nuggets = store(bench).topic(qid)
-    if not nuggets and not queries.known_topic(bench.ws, qid):
+    if not nuggets and not bench.ws.known_topic(qid):
         raise HTTPException(404, f"no topic {qid!r}")
     topic = _topic(bench, qid)
     terms = query_terms(topic[0]) if topic else []
@@ -198,7 +198,7 @@ def _documents(bench: Bench, qid: str, terms: list[str]) -> list[DocView]:
 
 def _topic(bench: Bench, qid: str) -> tuple[str, str | None] | None:
     """(text, narrative) of the workspace's topic, else the query a nuggets file gave, else None."""
-    found = queries.topic_text(bench.ws, qid)
+    found = bench.ws.topic_text(qid)
     if found is None:
         query = store(bench).query(qid)
         found = (query, None) if query else None
@@ -400,7 +400,7 @@ async def add_post(request: Request, qid: str) -> Response:
     bench, who = bench_of(request), me(request)
 
     def run() -> Outcome:
-        if not store(bench).topic(qid) and not queries.known_topic(bench.ws, qid):
+        if not store(bench).topic(qid) and not bench.ws.known_topic(qid):
             raise HTTPException(404, f"no topic {qid!r}")
         text, importance = _text(form), _importance(form)
         made = store(bench).add(qid, text, importance, author=who)

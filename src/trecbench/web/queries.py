@@ -102,22 +102,9 @@ def serving_pool(ws: Workspace, name: str | None = None) -> Pool | None:
     return Pool(chosen.id, chosen.name, chosen.created_at, chosen.since) if chosen else None
 
 
-def topic_text(ws: Workspace, qid: str) -> tuple[str, str | None] | None:
-    """(text, narrative) of a stored topic, or None when the store has no such topic."""
-    return ws.connection().execute("SELECT text, narrative FROM topics WHERE qid = ?", (qid,)).fetchone()
-
-
-def known_topic(ws: Workspace, qid: str) -> bool:
-    """A stored topic, or one of any pool's (a workspace made without topics still has pools)."""
-    row = ws.connection().execute("SELECT 1 FROM topics WHERE qid = ? UNION ALL "
-                                  "SELECT 1 FROM pool_candidates WHERE qid = ? LIMIT 1", (qid, qid)).fetchone()
-    return row is not None
-
-
 def in_pool(ws: Workspace, pool: Pool, qid: str, docid: str) -> bool:
     """Whether the pair is one of the pool's representatives (what is offered for judging)."""
-    return ws.connection().execute("SELECT 1 FROM pool_candidates WHERE pool_id = ? AND qid = ? AND docid = ? "
-                                   "AND representative = 1", (pool.id, qid, docid)).fetchone() is not None
+    return ws.is_representative(pool.id, qid, docid)
 
 
 class Topics:
@@ -138,9 +125,7 @@ class Topics:
         shared with other looks: read them, never change them."""
         docs = self._docs.get((pool, qid))
         if docs is None:
-            docs = [d for (d,) in ws.connection().execute(
-                "SELECT docid FROM pool_candidates WHERE pool_id = ? AND qid = ? AND representative = 1 "
-                "ORDER BY priority, docid", (pool.id, qid))]
+            docs = ws.representatives(pool.id, qid)
             if docs:  # not a topic of the pool: nothing kept (any name can be asked for)
                 self._docs[(pool, qid)] = docs
         return _with_leases(ws, TopicState(qid, docs, self._people(ws, qid, pool.since)), now)
@@ -200,30 +185,25 @@ class Tally:
         """One row per topic of the pool, in topic order."""
         with self._lock:
             self._update(ws, pool)
-            texts = dict(ws.connection().execute("SELECT qid, text FROM topics").fetchall())
+            texts = ws.topic_texts()
             return [TopicProgress(q, texts.get(q, ""), n, self._complete.get(q, 0), self._mine.get((q, assessor), 0))
                     for q, n in sorted(self._total.items(), key=lambda item: _topic_order(item[0]))]
 
     def _update(self, ws: Workspace, pool: Pool) -> None:
-        conn = ws.connection()
-        conn.execute("BEGIN")  # one snapshot for the newest id and the rows up to it
-        try:
+        with ws.snapshot():  # one snapshot for the newest id and the rows up to it
             newest = ws.newest_judgment()
             if pool != self._pool or newest < self._seen:
-                self._restart(conn, pool)
+                self._restart(ws, pool)
             if newest > self._seen:
                 for row in ws.judgment_rows(kind="human", after=self._seen):  # the same snapshot: up to `newest`
                     self._count(row.qid, row.docid, row.judge)
                 self._seen = newest
-        finally:
-            conn.execute("COMMIT")
 
-    def _restart(self, conn, pool: Pool) -> None:
+    def _restart(self, ws: Workspace, pool: Pool) -> None:
         self._pool, self._seen = pool, pool.since
         self._judged, self._complete, self._mine = {}, {}, {}
         self._total = {}
-        for qid, docid in conn.execute("SELECT qid, docid FROM pool_candidates WHERE pool_id = ? AND representative = 1",
-                                       (pool.id,)):
+        for qid, docid in ws.representative_pairs(pool.id):
             self._total[qid] = self._total.get(qid, 0) + 1
             self._judged[(qid, docid)] = set()
 
@@ -267,14 +247,6 @@ def hold(ws: Workspace, qid: str, docid: str | None, assessor: str, per_pair: in
 
 def release(ws: Workspace, qid: str, docid: str, assessor: str) -> None:
     ws.drop_leases(assessor, qid, docid)
-
-
-def nugget_counts(ws: Workspace) -> list[tuple[str, int, int, int]]:
-    """(qid, live nuggets, vital, approved) of each topic with live nuggets: counted in SQL, so the nugget
-    topic list does not read every nugget."""
-    return ws.connection().execute(
-        "SELECT qid, COUNT(*), SUM(importance = 'vital'), SUM(status = 'approved') FROM nuggets WHERE deleted = 0 "
-        "GROUP BY qid").fetchall()
 
 
 def model_suggestion(ws: Workspace, qid: str, docid: str) -> Suggestion | None:

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import trecbench
+from cli_support import bench_with_a_duplicate
 from trecbench.cli import cli
 from trecbench.errors import InputError
 
@@ -207,3 +208,62 @@ def test_a_measure_parameter_out_of_range_is_exit_2_without_a_traceback(cli_run,
                 "-m", measure)
     assert r.exit_code == 2, r.output
     assert "Traceback" not in r.output and "Invalid value for '-m'" in r.output
+
+
+SAMPLE = Path(__file__).resolve().parents[1] / "src" / "trecbench" / "sample"
+
+
+def test_runs_scored_against_a_workspace_score_as_against_its_exported_qrels(tmp_path):
+    bench = tmp_path / "bench"
+    assert run_cli("init", bench, "--corpus", SAMPLE / "corpus.jsonl", "--topics", SAMPLE / "topics.tsv").exit_code == 0
+    assert run_cli("qrels", "import", SAMPLE / "qrels.txt", "-w", bench, "--judge", "nist").exit_code == 0
+    exported = tmp_path / "exported.txt"
+    assert run_cli("qrels", "export", "-w", bench, "-o", exported).exit_code == 0
+    runs = sorted((SAMPLE / "runs").glob("*.txt"))
+    asked = ["-m", "all_trec", "-m", "nDCG@10", "-m", "Judged@10", "-q", "--format", "trec_eval"]
+    with_workspace = run_cli("eval", "retrieval", "-w", bench, *runs, *asked)
+    with_file = run_cli("eval", "retrieval", "--qrels", exported, *runs, *asked)
+    assert with_workspace.exit_code == 0, with_workspace.output
+    assert with_workspace.stdout == with_file.stdout
+    assert "ndcg_cut_10           \tall\t" in with_workspace.stdout and len(with_workspace.stdout.splitlines()) > 1000
+
+
+def test_a_workspace_lends_a_duplicate_its_groups_grade_as_qrels_export_does(tmp_path):
+    bench = bench_with_a_duplicate(tmp_path, "a", "b", "c")
+    judged = tmp_path / "judged.txt"
+    judged.write_text("q1 0 a 1\nq1 0 c 0\n")
+    assert run_cli("qrels", "import", judged, "-w", bench, "--judge", "nist").exit_code == 0
+    exported = tmp_path / "exported.txt"
+    assert run_cli("qrels", "export", "-w", bench, "-o", exported).exit_code == 0
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 b 1 2.0 r\nq1 Q0 c 2 1.0 r\n")
+    args = [run, "-m", "RR", "-m", "NumRel", "--format", "csv", "--judged-threshold", "0"]
+    with_workspace = run_cli("eval", "retrieval", "-w", bench, *args)
+    assert with_workspace.stdout == run_cli("eval", "retrieval", "--qrels", exported, *args).stdout
+    # b is a's duplicate: relevant through the pool's group, though only a was judged
+    assert "r,all,RR,1.0\nr,all,NumRel,2\n" in with_workspace.stdout
+    assert "r,all,RR,0.0\n" in run_cli("eval", "retrieval", "--qrels", judged, *args).stdout
+
+
+@pytest.mark.parametrize("judgments,message", [
+    ([], "give the judgments to score against: --qrels FILE, or -w BENCH (a workspace's)"),
+    (["--qrels", "QRELS", "-w", "BENCH"], "give the judgments once: --qrels FILE or -w BENCH, not both"),
+])
+def test_qrels_come_from_exactly_one_of_a_file_or_a_workspace(files, tmp_path, judgments, message):
+    bench = tmp_path / "bench"
+    assert run_cli("init", bench).exit_code == 0
+    given = [str(files[0]) if a == "QRELS" else str(bench) if a == "BENCH" else a for a in judgments]
+    result = run_cli("eval", "retrieval", *given, files[1])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert f"Error: {message}\n" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_workspace_without_judgments_or_no_workspace_is_one_line_exit_2(files, tmp_path):
+    empty = tmp_path / "empty"
+    assert run_cli("init", empty).exit_code == 0
+    result = run_cli("eval", "retrieval", "-w", empty, files[1])
+    assert result.exit_code == 2
+    assert result.stderr == f"{empty}: no judgments yet: nothing to score against (judge the pool, or " \
+                            "`trecbench qrels import`)\n"
+    nowhere = run_cli("eval", "retrieval", "-w", tmp_path / "nowhere", files[1])
+    assert nowhere.exit_code == 2 and "not a trecbench workspace" in nowhere.stderr

@@ -37,8 +37,11 @@ def eval_group() -> None:
 
 
 @eval_group.command("retrieval")
-@click.option("--qrels", "qrels_path", required=True, type=click.Path(dir_okay=False),
-              help="Relevance judgments (TREC qrels).")
+@click.option("--qrels", "qrels_path", default=None, type=click.Path(dir_okay=False),
+              help="Relevance judgments (TREC qrels). Give --qrels or -w.")
+@click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
+              help="Score against this workspace's judgments instead of --qrels: the qrels `trecbench qrels "
+                   "export -w BENCH` writes (a human judgment preferred, duplicate groups' grades propagated).")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="ir-measures name (nDCG@10, R@100, AP, P(rel=2)@10, Judged@10) or trec_eval name "
@@ -68,9 +71,9 @@ def eval_group() -> None:
               help="Runs scored at the same time. Default: one per core (at most 8).")
 @click.option("--against", type=click.Path(dir_okay=False), default=None,
               help="A saved trec_eval -q output: list every (measure, topic) whose value differs; exit 1 if any.")
-def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_topics, trec_eval_version,
+def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic, missing_topics, trec_eval_version,
               judged_only, judged_k, judged_threshold, fmt, output, quiet, threads, against) -> None:
-    """Score RUN files against --qrels with trec_eval's numbers.
+    """Score RUN files against --qrels or -w BENCH with trec_eval's numbers.
 
     Several runs give one table, a row per run. --format trec_eval prints, for each run, exactly
     what `trec_eval -c [-q] -m ...` prints (the chosen version). Files may be gzipped; `-` reads
@@ -82,6 +85,7 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
       trecbench eval retrieval --qrels qrels.txt bm25.txt dense.txt -m nDCG@10 -m R@100 -m AP
       trecbench eval retrieval --qrels qrels.txt bm25.txt -m all_trec -q --format trec_eval
       trecbench eval retrieval --qrels qrels.txt bm25.txt -m all_trec --against bm25.trec_eval.txt
+      trecbench eval retrieval -w mybench bm25.txt dense.txt -m nDCG@10
     """
     # Scoring uses no BLAS; starting OpenBLAS's threads costs more CPU than scoring a small run.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -95,14 +99,11 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
     version = trec_eval_version
     if not measures:
         measures = ("official",) if fmt == "trec_eval" or against else DEFAULT_MEASURES
-    if against and len(runs) != 1:
-        raise click.UsageError("--against compares one run; give exactly one RUN")
-    if [qrels_path, *runs].count("-") > 1:
-        raise click.UsageError("standard input (-) can be read once: give it for the qrels or for one run")
+    _check_usage(qrels_path, workspace, runs, against)
     notes: list[str] = []
     with progress_bar(not quiet and len(runs) > 1, total=len(runs), unit="run", delay=1.0, desc="scoring") as bar:
         try:
-            results = score_runs(qrels_path, list(runs), measures, rel_level=rel_level, depth=depth,
+            results = score_runs(_qrels(qrels_path, workspace), list(runs), measures, rel_level=rel_level, depth=depth,
                                  missing_topics=missing_topics, trec_eval_version=version, judged_only=judged_only,
                                  on_run_done=lambda: bar.update(1), notes=notes,
                                  judged_k=judged_k if judged_threshold > 0 else None, threads=threads)
@@ -117,6 +118,31 @@ def retrieval(qrels_path, runs, measures, rel_level, depth, per_topic, missing_t
         out.write_results(results, stream, fmt, per_topic=per_topic, version=version)
     for note in out.coverage_notes(results):
         click.echo(note, err=True)
+
+
+def _check_usage(qrels_path: str | None, workspace: str | None, runs: tuple[str, ...], against: str | None) -> None:
+    if qrels_path is None and workspace is None:
+        raise click.UsageError("give the judgments to score against: --qrels FILE, or -w BENCH (a workspace's)")
+    if qrels_path is not None and workspace is not None:
+        raise click.UsageError("give the judgments once: --qrels FILE or -w BENCH, not both")
+    if against and len(runs) != 1:
+        raise click.UsageError("--against compares one run; give exactly one RUN")
+    if [qrels_path, *runs].count("-") > 1:
+        raise click.UsageError("standard input (-) can be read once: give it for the qrels or for one run")
+
+
+def _qrels(qrels_path: str | None, workspace: str | None):
+    """The --qrels file, or the workspace's qrels as the report scores runs on them (`trecbench.workspace_qrels`)."""
+    if workspace is None:
+        return qrels_path
+    from trecbench.errors import InputError
+    from trecbench.qrels.select import workspace_qrels
+
+    made = workspace_qrels(workspace)
+    if made.empty:
+        raise InputError(workspace, 0, "no judgments yet: nothing to score against (judge the pool, or "
+                                       "`trecbench qrels import`)")
+    return made.qrels[["query_id", "doc_id", "relevance"]]
 
 
 def _against(res, path: str, version: int) -> None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 import pandas as pd
 
@@ -170,13 +170,7 @@ def score_assignments(
         raise ValueError(f"missing_topics must be 'zero' or 'skip', not {missing_topics!r}")
     if rules not in RULES:
         raise ValueError(f"rules must be one of {', '.join(RULES)}, not {rules!r}")
-    by_run: dict[str, dict[str, TopicAssignment]] = {}
-    known: dict[str, tuple[NuggetAssignment, ...]] = {}  # qid -> its nuggets, from the first assignment of it
-    for given_one in assignments:
-        by_run.setdefault(given_one.run_id, {}).setdefault(given_one.qid, given_one)
-        if given_one.assignments:
-            known.setdefault(given_one.qid, given_one.assignments)
-    result = AnswerScores(pd.DataFrame(), rules, missing_topics=missing_topics)
+    by_run, known = _by_run(assignments)
     if nuggets is not None:
         check_assignments(by_run, nuggets)
         topics = list(nuggets)
@@ -184,33 +178,66 @@ def score_assignments(
                  for q in topics}
     else:
         topics = list(dict.fromkeys(q for run in by_run.values() for q in run))
+    runs = [_score_run(run, given, topics, known, missing_topics, rules) for run, given in by_run.items()]
+    return AnswerScores(
+        scores_frame([row for r in runs for row in r.rows], MEASURES), rules,
+        incomplete=[x for r in runs for x in r.incomplete], no_vital=_without_vital(topics, known, rules),
+        no_nuggets=[q for q in topics if not known.get(q)], missing={r.run: r.missing for r in runs},
+        unjudged={r.run: r.unjudged for r in runs}, assignments=[t for r in runs for t in r.assignments],
+        missing_topics=missing_topics)
+
+
+class _RunScores(NamedTuple):
+    """One run's share of `AnswerScores`."""
+
+    run: str
+    unjudged: list[str]
+    missing: list[str]
+    assignments: list[TopicAssignment]  # what was scored, zero-filled included
+    incomplete: list[tuple[str, str, str]]
+    rows: list[tuple[str, str, Mapping[str, float]]]
+
+
+def _by_run(assignments: Iterable[TopicAssignment]) -> tuple[dict[str, dict[str, TopicAssignment]],
+                                                               dict[str, tuple[NuggetAssignment, ...]]]:
+    """Each run's first assignment of each topic, and each topic's nuggets from its first assignment."""
+    by_run: dict[str, dict[str, TopicAssignment]] = {}
+    known: dict[str, tuple[NuggetAssignment, ...]] = {}
+    for given_one in assignments:
+        by_run.setdefault(given_one.run_id, {}).setdefault(given_one.qid, given_one)
+        if given_one.assignments:
+            known.setdefault(given_one.qid, given_one.assignments)
+    return by_run, known
+
+
+def _without_vital(topics: list[str], known: Mapping[str, tuple[NuggetAssignment, ...]], rules: str) -> list[str]:
+    """The topics without a vital nugget (nuggetizer reads the importance as written)."""
     vital = "vital" if rules == "trecbench" else None
-    result.no_vital = [q for q in topics if not any(
+    return [q for q in topics if not any(
         (a.importance if vital else a.written_importance) == "vital" for a in known.get(q, ()))]
-    result.no_nuggets = [q for q in topics if not known.get(q)]
+
+
+def _score_run(run: str, given: Mapping[str, TopicAssignment], topics: list[str],
+               known: Mapping[str, tuple[NuggetAssignment, ...]], missing_topics: str, rules: str) -> _RunScores:
+    """One run's rows on the scored topics: an unanswered topic zero-filled (or skipped), a failed one
+    listed (and, by trecbench's rules, not scored)."""
     score = topic_scores if rules == "trecbench" else nuggetizer_topic_scores
-    rows: list[tuple[str, str, Mapping[str, float]]] = []
-    for run, given in by_run.items():
-        result.unjudged[run] = [q for q in given if q not in topics]
-        result.missing[run] = [q for q in topics if q not in given or not given[q].answered]
-        for qid in topics:
-            t = given.get(qid)
-            if t is None or not t.answered:
-                if missing_topics == "skip":
-                    continue
-                t = TopicAssignment(run, qid, tuple(a._replace(label=NOT, reason="no answer", given_label=None)
-                                                    for a in known.get(qid, ())), answered=False)
-            result.assignments.append(t)
-            if not t.complete:
-                result.incomplete.append((run, qid, t.error or "assignment failed"))
-                if rules == "trecbench":
-                    continue
-            if not t.assignments and rules == "trecbench":
-                rows.append((run, qid, {}))
+    scored = _RunScores(run, [q for q in given if q not in topics],
+                        [q for q in topics if q not in given or not given[q].answered], [], [], [])
+    for qid in topics:
+        t = given.get(qid)
+        if t is None or not t.answered:
+            if missing_topics == "skip":
                 continue
-            rows.append((run, qid, score(t.assignments)))
-    result.frame = scores_frame(rows, MEASURES)
-    return result
+            t = TopicAssignment(run, qid, tuple(a._replace(label=NOT, reason="no answer", given_label=None)
+                                                for a in known.get(qid, ())), answered=False)
+        scored.assignments.append(t)
+        if not t.complete:
+            scored.incomplete.append((run, qid, t.error or "assignment failed"))
+        if rules == "trecbench" and not t.complete:
+            continue
+        scored.rows.append((run, qid, {} if not t.assignments and rules == "trecbench" else score(t.assignments)))
+    return scored
 
 
 def check_assignments(by_run: Mapping[str, Mapping[str, TopicAssignment]], nuggets: Mapping[str, Any]) -> None:

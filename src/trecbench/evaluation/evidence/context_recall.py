@@ -145,71 +145,119 @@ def evaluate_context_recall(
     Example:
         >>> evaluate_context_recall("contexts.jsonl", "references.jsonl", mode="string", k=5).frame
     """
+    _check_options(mode, missing, k)
+    refs = read_references(references) if isinstance(references, (str, Path)) else dict(references)
+    systems = _read_systems(contexts)
+    if isinstance(corpus, (str, Path)):
+        from trecbench.corpus import open_corpus
+
+        corpus = open_corpus(corpus)
+    how = _Recall(mode, k, threshold, window, missing, corpus, duplicates or NONE, measure_name(mode, k))
+    topics = [_score_topic(system, qid, refs.get(qid), how)
+              for system in systems for qid in dict.fromkeys(list(system.contexts) + list(refs))]
+    reasons = {t.row[:2]: t.reason for t in topics if t.reason}
+    details = {t.row[:2]: t.detail for t in topics if t.detail is not None}
+    rows = [t.row for t in topics]
+    jobs = [t.job for t in topics if t.job is not None]
+    incomplete: list[tuple[str, str, str]] = []
+    if jobs:
+        judged = _judge(jobs, judge, scale)
+        reasons.update(judged.reasons)
+        details.update(judged.details)
+        incomplete = judged.incomplete
+        rows = [(r, q, {how.name: judged.scores.get((r, q), v[how.name])}) for r, q, v in rows]
+    return ContextRecallScores(scores_frame(rows, [how.name]), mode, reasons, details, incomplete)
+
+
+class _Recall(NamedTuple):
+    """The options every (system, topic) is scored with."""
+
+    mode: str
+    k: int | None
+    threshold: float
+    window: str | None
+    missing: str
+    corpus: Any
+    groups: DuplicateGroups
+    name: str  # the measure's name (`IDContextRecall@10`)
+
+
+_Job = tuple[str, str, str | None, str | None, list[tuple[str, str]]]  # (run, qid, question, reference answer, contexts)
+
+
+class _TopicRecall(NamedTuple):
+    """One (system, topic): its row, why it has no score or a set one, its details, and its model job (llm)."""
+
+    row: tuple[str, str, dict[str, float]]
+    reason: str = ""
+    detail: Any = None  # string mode: the best similarities
+    job: _Job | None = None  # llm mode: judged with the others, its row filled in then
+
+
+class _Judged(NamedTuple):
+    """What the model made of the llm jobs."""
+
+    scores: dict[tuple[str, str], float]
+    reasons: dict[tuple[str, str], str]
+    details: dict[tuple[str, str], Any]
+    incomplete: list[tuple[str, str, str]]
+
+
+def _check_options(mode: str, missing: str, k: int | None) -> None:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     if missing not in ("nan", "zero"):
         raise ValueError(f"missing must be 'nan' or 'zero', not {missing!r}")
     if k is not None and k <= 0:
         raise ValueError(f"k must be positive, not {k}")
-    refs = read_references(references) if isinstance(references, (str, Path)) else dict(references)
+
+
+def _read_systems(contexts: PathLike | ContextSet | Iterable[PathLike | ContextSet]) -> list[StagedContexts]:
     if isinstance(contexts, (str, Path, ContextSet, StagedContexts)):
         contexts = [contexts]
-    systems = [c.staged() if isinstance(c, ContextSet) else c if isinstance(c, StagedContexts) else read_contexts(c)
-               for c in contexts]
-    groups = duplicates or NONE
-    if isinstance(corpus, (str, Path)):
-        from trecbench.corpus import open_corpus
+    return [c.staged() if isinstance(c, ContextSet) else c if isinstance(c, StagedContexts) else read_contexts(c)
+            for c in contexts]
 
-        corpus = open_corpus(corpus)
-    name = measure_name(mode, k)
-    result = ContextRecallScores(pd.DataFrame(), mode)
-    rows = []
-    jobs = []  # llm mode: (run, qid, question, reference answer, contexts), judged together below
-    for system in systems:
-        topics = list(dict.fromkeys(list(system.contexts) + list(refs)))
-        for qid in topics:
-            retrieved = system.top_k(qid, k)
-            ref = refs.get(qid)
-            why = _no_reference(mode, ref, corpus)
-            if why:
-                result.reasons[(system.run, qid)] = why
-                rows.append((system.run, qid, {name: 0.0 if missing == "zero" else math.nan}))
-                continue
-            assert ref is not None
-            if mode == "id":
-                ids = (groups.same(qid, c.id) if c.id is not None else None for c in retrieved)
-                rows.append((system.run, qid, {name: id_recall(ids, groups.all_same(qid, ref.ids))}))
-            elif mode == "string":
-                strings = [_text(c, corpus, system.run, qid) for c in retrieved]
-                ref_texts = list(ref.contexts) or [_text(Context(d, None), corpus, "references", qid) for d in ref.ids]
-                score, best = string_recall(strings, ref_texts, threshold=threshold, window=window)
-                result.details[(system.run, qid)] = [round(b, 4) for b in best]
-                rows.append((system.run, qid, {name: score}))
-            elif not retrieved:  # nothing to attribute a claim to: 0, without asking a model
-                result.reasons[(system.run, qid)] = "no retrieved context"
-                rows.append((system.run, qid, {name: 0.0}))
-            else:
-                texts = [(c.id or str(i), _text(c, corpus, system.run, qid)) for i, c in enumerate(retrieved)]
-                jobs.append((system.run, qid, ref.question, ref.answer, texts))
-                rows.append((system.run, qid, {name: math.nan}))  # filled in below
-    if jobs:
-        if judge is None:
-            raise ValueError("llm mode needs a judge (a model)")
-        verdicts = judge.recall_many([(question, answer, texts) for _, _, question, answer, texts in jobs])
-        scores = {}
-        for (run, qid, _, _, _), verdict in zip(jobs, verdicts):
-            if not verdict.ok:
-                result.incomplete.append((run, qid, verdict.error))
-                result.reasons[(run, qid)] = f"incomplete: {verdict.error}"
-                continue
-            result.details[(run, qid)] = [c._asdict() for c in verdict.claims]
-            if not verdict.claims:
-                result.reasons[(run, qid)] = "the reference answer has no claims"
-                continue
-            scores[(run, qid)] = sum(c.attributed for c in verdict.claims) / len(verdict.claims) * scale
-        rows = [(r, q, {name: scores.get((r, q), v[name])}) for r, q, v in rows]
-    result.frame = scores_frame(rows, [name])
-    return result
+
+def _score_topic(system: StagedContexts, qid: str, ref: Reference | None, how: _Recall) -> _TopicRecall:
+    """One system's context recall on one topic (in llm mode, the job to ask the model)."""
+    run, name = system.run, how.name
+    retrieved = system.top_k(qid, how.k)
+    why = _no_reference(how.mode, ref, how.corpus)
+    if why:
+        return _TopicRecall((run, qid, {name: 0.0 if how.missing == "zero" else math.nan}), why)
+    assert ref is not None
+    if how.mode == "id":
+        ids = (how.groups.same(qid, c.id) if c.id is not None else None for c in retrieved)
+        return _TopicRecall((run, qid, {name: id_recall(ids, how.groups.all_same(qid, ref.ids))}))
+    if how.mode == "string":
+        strings = [_text(c, how.corpus, run, qid) for c in retrieved]
+        ref_texts = list(ref.contexts) or [_text(Context(d, None), how.corpus, "references", qid) for d in ref.ids]
+        score, best = string_recall(strings, ref_texts, threshold=how.threshold, window=how.window)
+        return _TopicRecall((run, qid, {name: score}), detail=[round(b, 4) for b in best])
+    if not retrieved:  # nothing to attribute a claim to: 0, without asking a model
+        return _TopicRecall((run, qid, {name: 0.0}), "no retrieved context")
+    texts = [(c.id or str(i), _text(c, how.corpus, run, qid)) for i, c in enumerate(retrieved)]
+    return _TopicRecall((run, qid, {name: math.nan}), job=(run, qid, ref.question, ref.answer, texts))
+
+
+def _judge(jobs: list[_Job], judge: Any, scale: float) -> _Judged:
+    """Ask the model about every job at once: each topic's attributed claims / claims x `scale`."""
+    if judge is None:
+        raise ValueError("llm mode needs a judge (a model)")
+    verdicts = judge.recall_many([(question, answer, texts) for _, _, question, answer, texts in jobs])
+    judged = _Judged({}, {}, {}, [])
+    for (run, qid, _, _, _), verdict in zip(jobs, verdicts):
+        if not verdict.ok:
+            judged.incomplete.append((run, qid, verdict.error))
+            judged.reasons[(run, qid)] = f"incomplete: {verdict.error}"
+            continue
+        judged.details[(run, qid)] = [c._asdict() for c in verdict.claims]
+        if not verdict.claims:
+            judged.reasons[(run, qid)] = "the reference answer has no claims"
+            continue
+        judged.scores[(run, qid)] = sum(c.attributed for c in verdict.claims) / len(verdict.claims) * scale
+    return judged
 
 
 def _no_reference(mode: str, ref: Reference | None, corpus: Any) -> str:

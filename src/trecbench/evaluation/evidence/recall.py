@@ -203,55 +203,125 @@ def evaluate_evidence(
     items = read_evidence(evidence) if isinstance(evidence, (str, Path)) else list(evidence)
     if isinstance(permissions, (str, Path)):
         permissions = read_permissions(permissions)
-    if isinstance(contexts, (str, Path, StagedContexts)):
-        contexts = [contexts]
-    systems = [c if isinstance(c, StagedContexts) else read_contexts(c) for c in contexts]
+    systems = _read_systems(contexts)
     groups = duplicates or NONE
     topics = list(dict.fromkeys(i.qid for i in items))
-    result = EvidenceScores(pd.DataFrame(), k)
-    result.unsupported = [(i.qid, i.id) for i in items if not i.any_of]
-    required, result.dropped = apply_permissions([i for i in items if i.any_of], permissions)
-    if permissions is not None:
-        seen = {c.id for s in systems for q in s.contexts for st in s.stages for c in s.ranked(q, st) if c.id}
-        result.warnings = permission_warnings(permissions, topics, seen | {d for i in items for d in i.sources})
+    required, dropped = apply_permissions([i for i in items if i.any_of], permissions)
+    warnings = [] if permissions is None else _permission_warnings(permissions, topics, items, systems)
+    need = _required_by_topic(required, topics, groups)
+    scored = [_score_system(run, system, need, _Scoring(k, missing_topics, groups, permissions))
+              for run, system in zip(_run_names(systems), systems)]
+    return _evidence_scores(scored, k, with_leaks=permissions is not None, dropped=dropped,
+                            no_evidence=[q for q in topics if not need[q]],
+                            unsupported=[(i.qid, i.id) for i in items if not i.any_of], warnings=warnings)
+
+
+def _evidence_scores(scored: list[_SystemScores], k: int, *, with_leaks: bool, dropped: list[Dropped],
+                     no_evidence: list[str], unsupported: list[tuple[str, str]], warnings: list[str]) -> EvidenceScores:
+    """Every system's scores gathered into one `EvidenceScores` (leaks listed only when permissions were given)."""
+    return EvidenceScores(
+        scores_frame([row for s in scored for row in s.rows], measures(k)), k,
+        stages={s.run: s.stages for s in scored}, funnel=[f for s in scored for f in s.funnel], dropped=dropped,
+        leaks={s.run: s.leaks for s in scored} if with_leaks else {}, no_evidence=no_evidence,
+        missing={s.run: s.missing for s in scored}, unjudged={s.run: s.unjudged for s in scored},
+        unsupported=unsupported, warnings=warnings, duplicates=sum(s.duplicates for s in scored))
+
+
+class _Scoring(NamedTuple):
+    """The options every system is scored with."""
+
+    k: int
+    missing_topics: str
+    groups: DuplicateGroups
+    permissions: Permissions | None
+
+
+class _SystemScores(NamedTuple):
+    """One system's share of `EvidenceScores`."""
+
+    run: str
+    stages: tuple[str, ...]
+    missing: list[str]
+    unjudged: list[str]
+    leaks: list[tuple[str, str]]
+    funnel: list[FunnelRow]
+    rows: list[tuple[str, str, dict[str, float]]]
+    duplicates: int
+
+
+def _read_systems(contexts: PathLike | StagedContexts | Iterable[PathLike | StagedContexts]) -> list[StagedContexts]:
+    if isinstance(contexts, (str, Path, StagedContexts)):
+        contexts = [contexts]
+    return [c if isinstance(c, StagedContexts) else read_contexts(c) for c in contexts]
+
+
+def _permission_warnings(permissions: Permissions, topics: list[str], items: list[EvidenceItem],
+                         systems: list[StagedContexts]) -> list[str]:
+    """What the permissions map probably gets wrong, judged by every docid the evidence and contexts name."""
+    seen = {c.id for s in systems for q in s.contexts for st in s.stages for c in s.ranked(q, st) if c.id}
+    return permission_warnings(permissions, topics, seen | {d for i in items for d in i.sources})
+
+
+def _required_by_topic(required: list[EvidenceItem], topics: list[str],
+                       groups: DuplicateGroups) -> dict[str, list[EvidenceItem]]:
+    """Each topic's required items, each alternative's documents in their duplicate groups' terms."""
     by_topic: dict[str, list[EvidenceItem]] = {q: [] for q in topics}
     for item in required:
         by_topic[item.qid].append(EvidenceItem(item.qid, item.id, tuple(
             tuple(dict.fromkeys(groups.all_same(item.qid, g))) for g in item.any_of), item.text, item.importance))
-    result.no_evidence = [q for q in topics if not by_topic[q]]
+    return by_topic
+
+
+def _run_names(systems: list[StagedContexts]) -> list[str]:
+    """Each system's name; systems sharing a name are told apart by their position (`name#2`)."""
     names = [s.run for s in systems]
-    rows = []
-    for n, system in enumerate(systems):
-        # systems sharing a name are told apart by their position
-        run = system.run if names.count(system.run) == 1 else f"{system.run}#{names[:n].count(system.run) + 1}"
-        _no_ids(system)
-        stages = system.stages + (f"cut@{k}",)
-        result.stages[run] = stages
-        result.missing[run] = [q for q in topics if q not in system.contexts and by_topic[q]]
-        result.unjudged[run] = [q for q in system.contexts if q not in by_topic]
-        if permissions is not None:
-            result.leaks[run] = [(q, str(c.id)) for q in system.contexts for c in system.top_k(q, k)
-                                 if not permissions.visible(q, str(c.id))]
-        for qid in topics:
-            if qid not in system.contexts and missing_topics == "skip":
-                continue
-            per_stage = [set(groups.all_same(qid, (str(c.id) for c in system.ranked(qid, s)))) for s in system.stages]
-            at_k = set(groups.all_same(qid, (str(c.id) for c in system.top_k(qid, k))))
-            result.duplicates += sum(groups.same(qid, str(c.id)) != c.id for c in system.top_k(qid, k))
-            need = by_topic[qid]
-            for item in need:
-                present = tuple(satisfied_group(item.any_of, docs) is not None for docs in per_stage + [at_k])
-                result.funnel.append(_funnel_row(run, qid, item.id, present, stages))
-            if not need:
-                rows.append((run, qid, {m: math.nan for m in measures(k)}))
-                continue
-            covered = sum(satisfied_group(i.any_of, at_k) is not None for i in need)
-            sources = {d for i in need for d in i.sources}
-            rows.append((run, qid, {f"EvidenceRecall@{k}": covered / len(need),
-                                    f"CompleteEvidence@{k}": float(covered == len(need)),
-                                    f"IDRecall@{k}": len(sources & at_k) / len(sources)}))
-    result.frame = scores_frame(rows, measures(k))
-    return result
+    return [name if names.count(name) == 1 else f"{name}#{names[:n].count(name) + 1}"
+            for n, name in enumerate(names)]
+
+
+def _score_system(run: str, system: StagedContexts, need: dict[str, list[EvidenceItem]],
+                  how: _Scoring) -> _SystemScores:
+    """One system's per-topic measures, funnel rows and what it is missing or leaks."""
+    _no_ids(system)
+    k = how.k
+    stages = system.stages + (f"cut@{k}",)
+    leaks = [] if how.permissions is None else [
+        (q, str(c.id)) for q in system.contexts for c in system.top_k(q, k) if not how.permissions.visible(q, str(c.id))]
+    topics = [_score_topic(run, system, qid, items, stages, how) for qid, items in need.items()
+              if qid in system.contexts or how.missing_topics != "skip"]
+    return _SystemScores(run, stages, [q for q in need if q not in system.contexts and need[q]],
+                         [q for q in system.contexts if q not in need], leaks, [f for t in topics for f in t.funnel],
+                         [t.row for t in topics], sum(t.duplicates for t in topics))
+
+
+class _TopicScores(NamedTuple):
+    funnel: list[FunnelRow]
+    row: tuple[str, str, dict[str, float]]
+    duplicates: int  # documents of its top k scored as their group's representative
+
+
+def _score_topic(run: str, system: StagedContexts, qid: str, need: list[EvidenceItem], stages: tuple[str, ...],
+                 how: _Scoring) -> _TopicScores:
+    """One topic of one system: where each required item went, and the topic's measures on the top k."""
+    groups = how.groups
+    per_stage = [set(groups.all_same(qid, (str(c.id) for c in system.ranked(qid, s)))) for s in system.stages]
+    top_k = system.top_k(qid, how.k)
+    at_k = set(groups.all_same(qid, (str(c.id) for c in top_k)))
+    funnel = [_funnel_row(run, qid, item.id, tuple(satisfied_group(item.any_of, docs) is not None
+                                                   for docs in per_stage + [at_k]), stages)
+              for item in need]
+    return _TopicScores(funnel, (run, qid, _topic_measures(need, at_k, how.k)),
+                        sum(groups.same(qid, str(c.id)) != c.id for c in top_k))
+
+
+def _topic_measures(need: list[EvidenceItem], at_k: set[str], k: int) -> dict[str, float]:
+    """One topic's EvidenceRecall@k, CompleteEvidence@k and IDRecall@k (NaN when it requires nothing)."""
+    if not need:
+        return {m: math.nan for m in measures(k)}
+    covered = sum(satisfied_group(i.any_of, at_k) is not None for i in need)
+    sources = {d for i in need for d in i.sources}
+    return {f"EvidenceRecall@{k}": covered / len(need), f"CompleteEvidence@{k}": float(covered == len(need)),
+            f"IDRecall@{k}": len(sources & at_k) / len(sources)}
 
 
 def _no_ids(system: StagedContexts) -> None:

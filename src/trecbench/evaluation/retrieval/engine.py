@@ -17,6 +17,7 @@ from .rankings import (
     SLICE_LINES,
     QrelsTable,
     Rankings,
+    RunColumns,
     form_rankings,
     qrels_table,
     run_columns,
@@ -84,6 +85,38 @@ def _summarise(family: Family, values: np.ndarray, kind: str, n_topics: int) -> 
     return total / n_topics if n_topics else 0.0
 
 
+@dataclass(frozen=True)
+class _Ranking:
+    """How each block of a run is ranked and measured (the options of `score_run`)."""
+
+    rel_level: int
+    depth: int | None
+    version: int
+    judged_only: bool
+    slice_lines: int
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """Each computed request's outputs over all blocks, the topics they cover, and the run's unjudged topics."""
+
+    outputs: dict[int, list[Output]]  # by id of the request
+    evaluated: list[str]  # in block order
+    unjudged: list[str]
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """Where each topic's value goes among the topics scored, and what a missing topic is scored on."""
+
+    topics: list[str]
+    missing: list[str]  # qrels topics absent from the run, under -c (else empty)
+    position: np.ndarray  # of each evaluated topic among `topics`
+    missing_position: np.ndarray  # of each missing topic, when scored on a stand-in ranking
+    empty: dict[int, Derived]  # per relevance level: the stand-in rankings (trec_eval 10 under -c), else none
+    zero: bool  # missing topics count (-c)
+
+
 def score_run(
     run: Any,
     qrels: Any,
@@ -106,104 +139,132 @@ def score_run(
     tables = tables if tables is not None else {}
     run = run_columns(run)
     runid = runid or str(run.runid if run.runid is not None else "run")
-    asked = {id(r): i for i, r in enumerate(requests)}
     ordered = sorted(requests, key=lambda r: (TABLE_ORDER.index(r.family) if r.family in TABLE_ORDER
                                               else len(TABLE_ORDER)))
-    levels = sorted({r.rel_level if r.rel_level is not None else rel_level for r in ordered})
+    levels = sorted({_level(r, rel_level) for r in ordered})
+    _fill_tables(tables, qrels, levels)
+    _check_versions(ordered, version)
+    computed = [r for r in ordered if r.extra or REGISTRY[r.family].summary not in (RUNID, NUM_Q)]
+    measured = _measure_blocks(run, tables, levels, computed,
+                               _Ranking(rel_level, depth, version, judged_only, slice_lines))
+    path = run.path
+    del run  # the scores replace the run's columns
+    placed = _place_topics(tables, levels, measured.evaluated, missing_topics, version, judged_only)
+    asked = {id(r): i for i, r in enumerate(requests)}
+    scores = [score for req in ordered
+              for score in _request_scores(req, asked[id(req)], measured.outputs.get(id(req), []), placed,
+                                           _level(req, rel_level), tables, runid)]
+    return RunScores(runid, placed.topics, placed.missing, scores, sorted(set(measured.unjudged)), path=path)
+
+
+def _level(req: Request, rel_level: int) -> int:
+    return req.rel_level if req.rel_level is not None else rel_level
+
+
+def _fill_tables(tables: dict[int, QrelsTable], qrels: Any, levels: list[int]) -> None:
+    """Index the qrels once per relevance level asked for, into the caller's `tables`."""
     for level in levels:
-        if level not in tables:
-            if isinstance(qrels, QrelsTable):
-                if qrels.rel_level != level:
-                    raise TypeError("pass the qrels DataFrame to score at another relevance level")
-                tables[level] = qrels
-            else:
-                tables[level] = qrels_table(qrels, level)
-    for req in ordered:
+        if level in tables:
+            continue
+        if isinstance(qrels, QrelsTable):
+            if qrels.rel_level != level:
+                raise TypeError("pass the qrels DataFrame to score at another relevance level")
+            tables[level] = qrels
+        else:
+            tables[level] = qrels_table(qrels, level)
+
+
+def _check_versions(requests: list[Request], version: int) -> None:
+    for req in requests:
         family = REGISTRY.get(req.family)
         if not req.extra and family is not None and version not in family.versions:
             raise ValueError(f"{req.family} needs trec_eval version {' or '.join(map(str, family.versions))}")
-    base_table = tables[levels[0]]
-    computed = [r for r in ordered if r.extra or REGISTRY[r.family].summary not in (RUNID, NUM_Q)]
+
+
+def _measure_blocks(run: RunColumns, tables: dict[int, QrelsTable], levels: list[int], computed: list[Request],
+                    how: _Ranking) -> _Measured:
+    """Rank and measure the run a block of topics at a time, so memory holds one block's matrices."""
     evaluated: list[str] = []
-    parts: dict[int, list[list]] = {id(r): [] for r in computed}  # per request: per slice, its outputs
-    # A large run is ranked and measured a block of topics at a time, so memory holds one block's matrices.
-    slices, unjudged = topic_slices(run, base_table, slice_lines)
+    parts: dict[int, list[list[Output]]] = {id(r): [] for r in computed}  # per request: per block, its outputs
+    slices, unjudged = topic_slices(run, tables[levels[0]], how.slice_lines)
     for rows in slices:
         derived: dict[int, Derived] = {}
         for level in levels:
-            rk = form_rankings(run, tables[level], depth=depth, version=version, rows=rows)
-            derived[level] = Derived(condensed(rk) if judged_only else rk, version)
-        first_rk = derived[levels[0]].r
-        evaluated.extend(first_rk.qids.tolist())
+            rk = form_rankings(run, tables[level], depth=how.depth, version=how.version, rows=rows)
+            derived[level] = Derived(condensed(rk) if how.judged_only else rk, how.version)
+        evaluated.extend(derived[levels[0]].r.qids.tolist())
         if unjudged is None:
             unjudged = rk.unjudged
         for req in computed:
-            parts[id(req)].append(_outputs(derived[req.rel_level if req.rel_level is not None else rel_level], req))
+            parts[id(req)].append(_outputs(derived[_level(req, how.rel_level)], req))
         del derived
-    path = run.path
-    del run  # the scores replace the run's columns
-    all_qids = list(base_table.qids)
+    return _Measured({key: _joined(blocks) for key, blocks in parts.items()}, evaluated, unjudged or [])
+
+
+def _place_topics(tables: dict[int, QrelsTable], levels: list[int], evaluated: list[str], missing_topics: str,
+                  version: int, judged_only: bool) -> _Placed:
+    """The topics scored (all the qrels' under -c, else the run's) and where each value goes among them."""
+    all_qids = list(tables[levels[0]].qids)
     evaluated_set = set(evaluated)
     missing = [q for q in all_qids if q not in evaluated_set]
+    zero = missing_topics == "zero"
     # trec_eval 10 scores a missing topic under -c on a stand-in ranking (9 leaves its values at 0)
     empty = {level: _empty_derived(tables[level], missing, version, judged_only) for level in levels} \
-        if version >= 10 and missing and missing_topics == "zero" else {}
-    if missing_topics == "zero":
-        topics = all_qids
-    else:
-        topics = sorted(evaluated)  # blocks of topics come in file order
-        missing = [] if missing_topics == "skip" else missing
-    n = len(topics)
-    result = RunScores(runid, topics, missing if missing_topics == "zero" else [])
-    result.path = path
-    result.unjudged = sorted(set(unjudged or []))
-    position = np.searchsorted(np.asarray(topics, dtype=object).astype(str), np.asarray(evaluated, dtype=str)) \
-        if evaluated else np.zeros(0, dtype=np.int64)
-    missing_position = np.searchsorted(np.asarray(topics, dtype=object).astype(str), np.asarray(missing, dtype=str)) \
-        if empty else np.zeros(0, dtype=np.int64)
-    from .extras import extra_outputs  # measures outside trec_eval
+        if version >= 10 and missing and zero else {}
+    topics = all_qids if zero else sorted(evaluated)  # blocks of topics come in file order
+    shown = np.asarray(topics, dtype=object).astype(str)
+    position = np.searchsorted(shown, np.asarray(evaluated, dtype=str)) if evaluated else np.zeros(0, dtype=np.int64)
+    missing_position = np.searchsorted(shown, np.asarray(missing, dtype=str)) if empty else np.zeros(0, dtype=np.int64)
+    return _Placed(topics, missing if zero else [], position, missing_position, empty, zero)
 
-    for req in ordered:
-        level = req.rel_level if req.rel_level is not None else rel_level
-        if req.extra:
-            family = Family(req.extra, "", lambda *_: [], lambda raw: None)
-        else:
-            family = REGISTRY[req.family]
-            if family.summary == RUNID:
-                result.scores.append(Score("runid", STRING, None, runid, False, True, "runid", req.label or "runid",
-                                           asked[id(req)]))
-                continue
-            if family.summary == NUM_Q:
-                # ir-measures' NumQ is 1 for each topic; trec_eval's num_q has no per-topic value
-                ones = np.ones(n, dtype=np.int64) if req.label else None
-                result.scores.append(Score("num_q", LONG, ones, n, bool(req.label), True, "num_q",
-                                           req.label or "num_q", asked[id(req)]))
-                continue
-        outputs = _joined(parts[id(req)])
-        on_empty = (extra_outputs(empty[level], req) if req.extra else family.outputs(empty[level], req.raw)) \
-            if empty else []
-        for i_out, out in enumerate(outputs):
-            full = _expand(out.values, position, n, out.kind)
-            if on_empty:
-                full[missing_position] = _cleaned(out.name, on_empty[i_out].values, out.kind)
-            summary = None if family.summary == NONE else _summarise(family, full, out.kind, n)
-            if out.name == "num_rel" and missing_topics == "zero":
-                table = tables[level]
-                rows = np.searchsorted(table.qids, np.asarray(topics, dtype=str))
-                full = table.num_rel[rows].astype(np.int64)
-                # trec_eval -c sums every judgment with a grade > 0 for `all`, whatever -l says
-                summary = int(table.rel_levels[:, 1:].sum()) if req.label is None else int(full.sum())
-            label = out.name
-            if req.label:
-                label = req.label if len(outputs) == 1 else f"{req.label}:{out.name}"
-            result.scores.append(Score(out.name, out.kind, full, summary, family.per_topic,
-                                       family.summary != NONE, req.family, label, asked[id(req)]))
-    return result
+
+def _request_scores(req: Request, order: int, outputs: list[Output], placed: _Placed, level: int,
+                    tables: dict[int, QrelsTable], runid: str) -> list[Score]:
+    """The printed measures of one request: each output placed among the topics, with its `all` value."""
+    if req.extra:
+        family = Family(req.extra, "", lambda *_: [], lambda raw: None)
+    else:
+        family = REGISTRY[req.family]
+        if family.summary in (RUNID, NUM_Q):
+            return [_count_score(req, family, order, len(placed.topics), runid)]
+    on_empty = _outputs(placed.empty[level], req) if placed.empty else []
+    scores = []
+    for i_out, out in enumerate(outputs):
+        full = _expand(out.values, placed.position, len(placed.topics), out.kind)
+        if on_empty:
+            full[placed.missing_position] = _cleaned(out.name, on_empty[i_out].values, out.kind)
+        summary = None if family.summary == NONE else _summarise(family, full, out.kind, len(placed.topics))
+        if out.name == "num_rel" and placed.zero:
+            full, summary = _num_rel(tables[level], placed.topics, req)
+        label = out.name
+        if req.label:
+            label = req.label if len(outputs) == 1 else f"{req.label}:{out.name}"
+        scores.append(Score(out.name, out.kind, full, summary, family.per_topic, family.summary != NONE,
+                            req.family, label, order))
+    return scores
+
+
+def _count_score(req: Request, family: Family, order: int, n: int, runid: str) -> Score:
+    """trec_eval's runid and num_q lines, which no ranking is measured for."""
+    if family.summary == RUNID:
+        return Score("runid", STRING, None, runid, False, True, "runid", req.label or "runid", order)
+    # ir-measures' NumQ is 1 for each topic; trec_eval's num_q has no per-topic value
+    ones = np.ones(n, dtype=np.int64) if req.label else None
+    return Score("num_q", LONG, ones, n, bool(req.label), True, "num_q", req.label or "num_q", order)
+
+
+def _num_rel(table: QrelsTable, topics: list[str], req: Request) -> tuple[np.ndarray, int]:
+    """num_rel under -c: every topic's count from the qrels, the run's ranking or not."""
+    rows = np.searchsorted(table.qids, np.asarray(topics, dtype=str))
+    full = table.num_rel[rows].astype(np.int64)
+    # trec_eval -c sums every judgment with a grade > 0 for `all`, whatever -l says
+    summary = int(table.rel_levels[:, 1:].sum()) if req.label is None else int(full.sum())
+    return full, summary
 
 
 def _outputs(d: Derived, req: Request) -> list[Output]:
     if req.extra:
-        from .extras import extra_outputs  # measures outside trec_eval
+        from .extras import extra_outputs  # measures outside trec_eval (imported only when asked for)
 
         return extra_outputs(d, req)
     return REGISTRY[req.family].outputs(d, req.raw)

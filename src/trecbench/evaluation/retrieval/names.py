@@ -6,6 +6,7 @@ written; trec_eval names report under trec_eval's printed names (`ndcg_cut_10`).
 from __future__ import annotations
 
 import re
+from typing import Callable, NamedTuple
 
 from .engine import Request
 from .measures import REGISTRY, SETS
@@ -113,9 +114,28 @@ def _parse_plain(name: str) -> Request | None:
 
 
 def _parse_ir_measures(name: str) -> Request:
+    """An ir-measures name as a request for the engine, reported under the name as written."""
     plain = _parse_plain(name)
     if plain is not None:
         return plain
+    m = _ir_measure(name)
+    params = dict(m.params)
+    rel = params.pop("rel", None)
+    cutoff = params.pop("cutoff", None)
+    if params.pop("judged_only", False):
+        raise MeasureError(f"{name}: judged_only is a run-wide option here: --judged-only (trec_eval -J)")
+    if m.NAME == "SetP" and not params.get("relative", True):
+        params.pop("relative")
+    if m.NAME == "NumRet" and rel is not None:  # NumRelRet is NumRet(rel=1) in ir-measures
+        return Request("num_rel_ret", None, rel, name)
+    if m.NAME not in _IRM and m.NAME not in _TRANSLATE:
+        raise MeasureError(f"{name}: {m.NAME} is not supported; supported: {_SUPPORTED} "
+                           "and trec_eval names such as map, ndcg_cut.10, P.10, official, all_trec")
+    return _TRANSLATE.get(m.NAME, _translated)(_Asked(name, m.NAME, params, rel, cutoff))
+
+
+def _ir_measure(name: str):
+    """ir_measures' reading of the name, refused when it names a parameter the measure does not take."""
     import ir_measures
 
     try:
@@ -128,63 +148,93 @@ def _parse_ir_measures(name: str) -> Request:
     if unknown:
         raise MeasureError(f"{name}: {m.NAME} has no parameter {', '.join(map(repr, unknown))} "
                            f"(its parameters: {', '.join(sorted(supported)) or 'none'})")
-    params = dict(m.params)
-    rel = params.pop("rel", None)
-    cutoff = params.pop("cutoff", None)
-    if params.pop("judged_only", False):
-        raise MeasureError(f"{name}: judged_only is a run-wide option here: --judged-only (trec_eval -J)")
-    label = name  # reported under the name as written
-    if m.NAME == "SetP" and not params.get("relative", True):
-        params.pop("relative")
-    if m.NAME == "NumRet" and rel is not None:  # NumRelRet is NumRet(rel=1) in ir-measures
-        return Request("num_rel_ret", None, rel, label)
-    if m.NAME == "Judged":
-        _reject(name, params)
-        return Request("judged", None, None, label, extra=f"Judged@{cutoff}" if cutoff else "Judged")
-    if m.NAME not in _IRM:
-        raise MeasureError(f"{name}: {m.NAME} is not supported; supported: {_SUPPORTED} "
-                           "and trec_eval names such as map, ndcg_cut.10, P.10, official, all_trec")
-    family = _IRM[m.NAME]
-    if m.NAME == "nDCG":
-        gains = params.pop("gains", None)
-        dcg = params.pop("dcg", "log2")
-        judged_only = params.pop("judged_only", False)
-        if dcg != "log2" or judged_only:
-            raise MeasureError(f"{name}: only trec_eval's nDCG (dcg='log2', judged_only=False) is supported")
-        _reject(name, params)
-        if gains:
-            raw = ",".join(f"{k}={v}" for k, v in sorted(gains.items()))
-            if cutoff is not None:
-                raise MeasureError(f"{name}: custom gains with a cutoff are not supported by trec_eval's ndcg_cut")
-            return Request("ndcg", raw, rel, label)
-        if cutoff is not None:
-            return Request("ndcg_cut", str(cutoff), rel, label)
-        return Request("ndcg", None, rel, label)
-    if m.NAME == "RR" and cutoff is not None:
-        _reject(name, params)
-        return Request("recip_rank", None, rel, label, extra=f"RR@{cutoff}")
-    if m.NAME == "AP" and cutoff is not None:
-        _reject(name, params)
-        return Request("map_cut", str(cutoff), rel, label)
-    if m.NAME == "IPrec":
-        recall = params.pop("recall", None)
-        _reject(name, params)
-        return Request(family, str(recall), rel, label)
-    if m.NAME == "SetP" and params.pop("relative", False):  # SetRelP is SetP(relative=True)
-        _reject(name, params)
-        return Request("set_relative_P", None, rel, label)
-    if m.NAME == "SetF":
-        beta = params.pop("beta", 1.0)
-        _reject(name, params)
-        return Request(family, None if beta == 1.0 else repr(float(beta)), rel, label)
-    _reject(name, params)
+    return m
+
+
+class _Asked(NamedTuple):
+    """An ir-measures measure as asked for: its name as written (the label), its parameters not yet read."""
+
+    name: str
+    measure: str  # ir_measures' NAME (`nDCG`)
+    params: dict
+    rel: int | None
+    cutoff: int | None
+
+
+def _translated(a: _Asked) -> Request:
+    """A measure whose trec_eval family takes the cutoff as its parameter (P, R, Success) or nothing."""
+    family = _IRM[a.measure]
+    _reject(a.name, a.params)
     if family in ("P", "recall", "success"):
-        if cutoff is None:
-            raise MeasureError(f"{name}: needs a cutoff, e.g. {m.NAME}@10")
-        return Request(family, str(cutoff), rel, label)
-    if cutoff is not None:
-        raise MeasureError(f"{name}: {m.NAME} takes no cutoff")
-    return Request(family, None, rel, label)
+        if a.cutoff is None:
+            raise MeasureError(f"{a.name}: needs a cutoff, e.g. {a.measure}@10")
+        return Request(family, str(a.cutoff), a.rel, a.name)
+    if a.cutoff is not None:
+        raise MeasureError(f"{a.name}: {a.measure} takes no cutoff")
+    return Request(family, None, a.rel, a.name)
+
+
+def _judged(a: _Asked) -> Request:
+    _reject(a.name, a.params)
+    return Request("judged", None, None, a.name, extra=f"Judged@{a.cutoff}" if a.cutoff else "Judged")
+
+
+def _ndcg(a: _Asked) -> Request:
+    """trec_eval's nDCG only: ndcg_cut at a cutoff, ndcg with custom gains (as `grade=gain` parameters)."""
+    gains = a.params.pop("gains", None)
+    dcg = a.params.pop("dcg", "log2")
+    judged_only = a.params.pop("judged_only", False)
+    if dcg != "log2" or judged_only:
+        raise MeasureError(f"{a.name}: only trec_eval's nDCG (dcg='log2', judged_only=False) is supported")
+    _reject(a.name, a.params)
+    if gains:
+        raw = ",".join(f"{k}={v}" for k, v in sorted(gains.items()))
+        if a.cutoff is not None:
+            raise MeasureError(f"{a.name}: custom gains with a cutoff are not supported by trec_eval's ndcg_cut")
+        return Request("ndcg", raw, a.rel, a.name)
+    if a.cutoff is not None:
+        return Request("ndcg_cut", str(a.cutoff), a.rel, a.name)
+    return Request("ndcg", None, a.rel, a.name)
+
+
+def _rr(a: _Asked) -> Request:
+    """RR@k is computed outside trec_eval (`extras`); plain RR is recip_rank."""
+    if a.cutoff is None:
+        return _translated(a)
+    _reject(a.name, a.params)
+    return Request("recip_rank", None, a.rel, a.name, extra=f"RR@{a.cutoff}")
+
+
+def _ap(a: _Asked) -> Request:
+    if a.cutoff is None:
+        return _translated(a)
+    _reject(a.name, a.params)
+    return Request("map_cut", str(a.cutoff), a.rel, a.name)
+
+
+def _iprec(a: _Asked) -> Request:
+    recall = a.params.pop("recall", None)
+    _reject(a.name, a.params)
+    return Request("iprec_at_recall", str(recall), a.rel, a.name)
+
+
+def _set_p(a: _Asked) -> Request:
+    if not a.params.pop("relative", False):
+        return _translated(a)
+    _reject(a.name, a.params)  # SetRelP is SetP(relative=True)
+    return Request("set_relative_P", None, a.rel, a.name)
+
+
+def _set_f(a: _Asked) -> Request:
+    beta = a.params.pop("beta", 1.0)
+    _reject(a.name, a.params)
+    return Request("set_F", None if beta == 1.0 else repr(float(beta)), a.rel, a.name)
+
+
+# ir-measures measures whose parameters need more than `_translated` reads
+_TRANSLATE: dict[str, Callable[[_Asked], Request]] = {
+    "Judged": _judged, "nDCG": _ndcg, "RR": _rr, "AP": _ap, "IPrec": _iprec, "SetP": _set_p, "SetF": _set_f,
+}
 
 
 def _reject(name: str, params: dict) -> None:

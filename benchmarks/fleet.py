@@ -1,6 +1,6 @@
 """`judge llm` over 1-4 loopback deployments (`--api-base` repeated), and with one dying mid-run.
 
-Each deployment is a loopback OpenAI-compatible server (tests/llm_server.py) that serves at most
+Each deployment is a loopback OpenAI-compatible server (tests/support/llm_server.py) that serves at most
 `--slots` requests at a time, 200 ms each, like a GPU server with a fixed batch: one deployment's
 capacity is slots / latency calls per second. The judging runs the real command (`trecbench judge llm`,
 in this process) at concurrency 8 per deployment over a fresh workspace, and prints calls per second,

@@ -14,7 +14,7 @@ request waits for the CPU time of the others, so p95 <= 200 ms needs the pages' 
 200 / 8 = 25 ms on average, and a core free for the server.
 
 Where the time went, and what changed (measured with this script, cProfile of the page functions and
-per-page thread CPU time; the tests that pin each change are in tests/test_web_speed.py):
+per-page thread CPU time; the tests that pin each change are in tests/web/test_web_speed.py):
 - the topic list joined every judgment with the pool on each request (563 ms of CPU here); it keeps the
   counts and reads only the judgments added since the last look (`trecbench.web.queries.Tally`). That
   read then cost 14 ms: without statistics SQLite went through every human judge's judgments

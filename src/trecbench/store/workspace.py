@@ -27,7 +27,7 @@ from .settings import MetaStore, Settings
 from .topics import TopicStore
 
 # What was defined here before the store was split by what it keeps: `from trecbench.store.workspace
-# import ...` of these names keeps working (`_judgment_sql`: the query plans tests/test_web_speed.py pins).
+# import ...` of these names keeps working (`_judgment_sql`: the query plans tests/web/test_web_speed.py pins).
 __all__ = ["CONFIG", "DATABASE", "SESSION_SECONDS", "DraftRun", "Judge", "JudgeStats", "Judgment", "JudgmentRow",
            "PoolSummary", "Settings", "StoredPool", "Workspace", "_judgment_sql", "load_pool", "now", "save_pool",
            "text_hash"]

@@ -2,6 +2,8 @@
 open redirects, repeated form fields; and `trecbench assessors remove` / `new-token`."""
 from __future__ import annotations
 
+from paths import ROOT
+
 import os
 import socket
 import subprocess
@@ -9,7 +11,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
@@ -221,7 +222,7 @@ def _request(url: str, *, host: str | None = None, data: bytes | None = None, he
 
 def test_serve_refuses_other_host_names_and_other_sites(bench):
     port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.Popen([sys.executable, "-m", "trecbench.cli", "serve", "-w", str(bench), "--port", str(port),
                              "--allowed-host", "bench.example.org"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)

@@ -1,14 +1,14 @@
 """Every command has help with an example and is shown in the README, so the docs cannot drift."""
 from __future__ import annotations
 
-from pathlib import Path
+from paths import ROOT
+
 
 import click
 import pytest
 
 from trecbench.cli import COMMANDS, cli
 
-ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 # the guides: README.md and docs/*.md, but not the generated reference, which lists every command anyway
 GUIDES = README + "".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "cli.md")
@@ -57,7 +57,7 @@ def test_python_m_runs_the_command(module):
 def test_the_cli_reference_is_current():
     from trecbench.cli.reference import reference
 
-    current = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    current = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     assert current == reference(), "docs/cli.md is out of date: python -m trecbench.cli.reference > docs/cli.md"
 
 

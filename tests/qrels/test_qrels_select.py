@@ -20,6 +20,7 @@ from trecbench.qrels.select import (
     workspace_qrels,
 )
 from trecbench.store.workspace import Judge, Judgment, Workspace, load_pool, save_pool
+from trecbench.qrels.select import propagate
 
 COLUMNS = ["id", "query_id", "doc_id", "grade", "status", "propagated_from", "judge_kind", "judge"]
 NAMES = ["ann", "bob", "cy"]  # the same name under several kinds too
@@ -179,3 +180,11 @@ def test_a_judge_without_judgments_is_refused_on_the_command_line(tmp_path, cli_
     assert r.exit_code == 2 and "no judgments by 'nobody'" in r.output and "Traceback" not in r.output
     assert not (tmp_path / "q.txt").exists()
 
+
+def test_a_group_lends_its_representatives_grade_when_several_members_were_judged():
+    pool = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "group": ["a", "a", "a"],
+                         "representative": [True, False, False]})
+    grades = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["b", "a"], "relevance": [0, 2], "judge": ["j", "j"]})
+    qrels, added = propagate(grades, pool)
+    lent = qrels[qrels["doc_id"] == "c"]
+    assert added == 1 and lent["relevance"].tolist() == [2] and lent["propagated_from"].tolist() == ["a"]

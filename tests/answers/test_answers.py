@@ -139,3 +139,18 @@ def test_answers_validate_checks_2025_narratives_against_2025_topics(tmp_path, c
     assert result.exit_code == 2
     assert "has no answer for 104 of 105 topics" in result.stderr
     assert "differs" not in result.stderr
+
+
+def test_an_answer_of_exactly_400_words_is_within_the_limit(tmp_path: Path):
+    def record(words: int) -> str:
+        text = " ".join(["word"] * words)
+        return json.dumps({"run_id": "r", "topic_id": "q1", "topic": "t", "references": ["d0"],
+                           "response_length": words, "answer": [{"text": text, "citations": [0]}]})
+
+    at = tmp_path / "at.jsonl"
+    at.write_text(record(400) + "\n")
+    over = tmp_path / "over.jsonl"
+    over.write_text(record(401) + "\n")
+    assert validate_answers(at) == []
+    assert [p.message for p in validate_answers(over)] == [
+        "answer to topic 'q1' has 401 words, more than the limit of 400"]

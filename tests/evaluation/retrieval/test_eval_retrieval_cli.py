@@ -1,8 +1,9 @@
 """`eval retrieval` as trec_eval users use it: measure names, repeated measures, readers, --against, Judged@k."""
 from __future__ import annotations
 
+from paths import ROOT
+
 import gzip
-from pathlib import Path
 import warnings
 
 import pandas as pd
@@ -203,14 +204,14 @@ def test_a_topic_without_grades_of_zero_or_more_is_scored_where_trec_eval_stops(
 
 @pytest.mark.parametrize("measure", ["P@0", "P.0", "ndcg_cut.0", "recall.-5"])
 def test_a_measure_parameter_out_of_range_is_exit_2_without_a_traceback(cli_run, measure):
-    sample = Path(__file__).resolve().parents[1] / "src" / "trecbench" / "sample"
+    sample = ROOT / "src" / "trecbench" / "sample"
     r = cli_run("eval", "retrieval", "--qrels", str(sample / "qrels.txt"), str(sample / "runs" / "bm25.txt"),
                 "-m", measure)
     assert r.exit_code == 2, r.output
     assert "Traceback" not in r.output and "Invalid value for '-m'" in r.output
 
 
-SAMPLE = Path(__file__).resolve().parents[1] / "src" / "trecbench" / "sample"
+SAMPLE = ROOT / "src" / "trecbench" / "sample"
 
 
 def test_runs_scored_against_a_workspace_score_as_against_its_exported_qrels(tmp_path):

@@ -128,3 +128,21 @@ def test_simulate_cli_prints_relevant_found_at_shares_of_the_pool(shared, cli_ru
     assert lines[0].split() == ["strategy", "10%", "25%", "50%", "100%"]
     assert [line.split()[0] for line in lines[1:]] == ["mtf", "maxmean", "depth"]
     assert "2365 / 9911" in lines[1]
+
+
+def _first_of(a_ranks: tuple[int, int], b_ranks: tuple[int, int]) -> str:
+    """Which of A and B an RRF pool of two runs (A and B at the given 1-based ranks) judges first."""
+    runs = {}
+    for n, (ra, rb) in enumerate(zip(a_ranks, b_ranks)):
+        docs = [f"x{n}.{i}" for i in range(max(ra, rb))]
+        docs[ra - 1], docs[rb - 1] = "A", "B"
+        runs[f"run{n}"] = run_frame(docs, f"run{n}")
+    order = build_pool(runs, strategy="rrf", depth=40).candidates.sort_values("priority")["doc_id"].tolist()
+    return "A" if order.index("A") < order.index("B") else "B"
+
+
+def test_rrf_ranks_start_at_one():
+    # k = 60: 1/61 + 1/73 > 1/65 + 1/68 (by 1.6e-6), an order ranks counted from 2 would reverse;
+    # 1/63 + 1/87 > 1/62 + 1/89 (by 2.3e-6), an order ranks counted from 0 would reverse
+    assert _first_of((1, 13), (5, 8)) == "A"
+    assert _first_of((3, 27), (2, 29)) == "A"

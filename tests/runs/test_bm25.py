@@ -1,6 +1,8 @@
 """`trecbench runs bm25` with the bm25s backend: analysis, BM25 scores, the run file, --index, irds: inputs."""
 from __future__ import annotations
 
+from paths import ROOT
+
 import json
 import math
 from pathlib import Path
@@ -13,7 +15,7 @@ from trecbench.runs import read_run
 from trecbench.runs.baselines import BM25Settings, analyze, bm25_run
 from trecbench.runs.baselines.analysis import LUCENE_ENGLISH_STOPWORDS, words
 
-SAMPLE = Path(__file__).resolve().parents[1] / "src" / "trecbench" / "sample"
+SAMPLE = ROOT / "src" / "trecbench" / "sample"
 
 
 def _corpus(tmp_path: Path, docs: dict[str, str], name: str = "corpus.jsonl") -> Path:

@@ -13,6 +13,7 @@ import time
 import pandas as pd
 import pytest
 from llm_server import garbled, ok, slow, status
+from trecbench.judging.llm import vote
 
 DOCS = {
     "d1": "Rollbacks of the payments API must start within 15 minutes of a failed release; no approval is needed.",
@@ -234,3 +235,9 @@ def test_an_adaptive_pool_chooses_documents_from_the_grades_and_stops_at_the_bud
     assert ("t1", "d3") in judged  # ...was relevant, so move-to-front keeps drawing from that run
     r = cli_run(*judge_args(ws, llm_server))
     assert r.exit_code == 0 and len(llm_server.requests) == 3  # resumed: nothing left within the budget
+
+
+def test_a_vote_tie_goes_to_the_lower_grade():
+    assert vote([2, 1]) == 1
+    assert vote([3, 3, 0, 0, 2]) == 0
+    assert vote([2, 2, 1]) == 2

@@ -6,6 +6,8 @@ logged model calls, an answers file and staged contexts.
 """
 from __future__ import annotations
 
+from paths import ROOT
+
 import json
 import re
 import shutil
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-SAMPLE = Path(__file__).resolve().parents[1] / "src" / "trecbench" / "sample"
+SAMPLE = ROOT / "src" / "trecbench" / "sample"
 RUNS = ["bm25", "bm25_rm3", "tfidf", "title_only", "lexical_overlap"]
 
 

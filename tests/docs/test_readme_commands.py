@@ -1,15 +1,16 @@
 """The README's path from the demo to one's own benchmark, run as written (shell globs expanded), offline."""
 from __future__ import annotations
 
+from paths import ROOT
+
 import glob
 import re
 import shlex
 import shutil
-from pathlib import Path
 
 from trecbench.demo import sample_dir
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = ROOT / "README.md"
 # the two steps that call a model are done offline: the sample's judgments imported, nuggets drafted extractively
 OFFLINE = {"judge llm": "trecbench qrels import qrels.txt -w mybench --judge nist",
            "nuggets draft": "trecbench nuggets draft -w mybench --extractive"}

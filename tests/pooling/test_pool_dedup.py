@@ -9,6 +9,7 @@ import pytest
 
 from trecbench.pooling import build_pool, read_pool
 from trecbench.pooling.dedup import jaccard, normalise, shingles
+import numpy as np
 
 BASE = "the quick brown fox jumps over the lazy dog near the river bank on a sunny day in may"
 
@@ -161,3 +162,18 @@ def test_a_judged_duplicate_lends_its_grade_when_the_representative_is_unjudged(
                      "-o", tmp_path / "qrels.txt")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "qrels.txt").read_text() == "q propagated A 2\nq 0 B 2\nq 0 C 0\n"
+
+
+def test_near_duplicates_with_exactly_the_threshold_similarity_are_grouped(tmp_path: Path):
+    base = " ".join(f"w{i}" for i in range(60))
+    near = base.rsplit(" ", 1)[0] + " other"
+    vocab: dict[str, int] = {}
+    sa, sb = (shingles([vocab.setdefault(w, len(vocab)) for w in normalise(t).split()]) for t in (base, near))
+    exact = jaccard(sa, sb)
+    assert 0.9 < exact < 1.0
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": k, "contents": v}) + "\n" for k, v in {"a": base, "b": near}.items()))
+    pool = build_pool([run_frame(["a", "b"], "r", "q")], corpus=corpus, dedup="near", threshold=exact)
+    assert dict(zip(pool.candidates["doc_id"], pool.candidates["group"])) == {"a": "a", "b": "a"}
+    apart = build_pool([run_frame(["a", "b"], "r", "q")], corpus=corpus, dedup="near", threshold=float(np.nextafter(exact, 1)))
+    assert dict(zip(apart.candidates["doc_id"], apart.candidates["group"])) == {"a": "a", "b": "b"}

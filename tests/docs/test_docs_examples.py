@@ -5,13 +5,14 @@ They run in a temporary folder holding a copy of the bundled sample as `sample/`
 """
 from __future__ import annotations
 
+from paths import ROOT
+
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "src" / "trecbench" / "sample"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 

@@ -1,15 +1,16 @@
 """Prompt tokens counted once per distinct part (PromptCounter) are litellm.token_counter's numbers, exactly."""
 from __future__ import annotations
 
+from paths import ROOT
+
 import json
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
 
 from trecbench.llm.cost import PromptCounter
 
-SAMPLE = Path(__file__).resolve().parents[1] / "src" / "trecbench" / "sample"
+SAMPLE = ROOT / "src" / "trecbench" / "sample"
 MODELS = ["gpt-4o-mini", "openai/gpt-4o-mini", "gpt-3.5-turbo", "anthropic/claude-sonnet-4-5", "hosted_vllm/llama-3-8b"]
 
 

@@ -1,6 +1,8 @@
 """`trecbench judge llm --audit`: old qrels re-judged by a scripted model, the disagreements queued for people."""
 from __future__ import annotations
 
+from paths import ROOT
+
 import glob
 import hashlib
 import json
@@ -327,7 +329,7 @@ def test_an_audit_queue_does_not_change_how_qrels_export_propagates_duplicates(t
 
 # ---- the README's validate -> judge -> audit path, run as written --------------------------------------------
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = ROOT / "README.md"
 SHOWN_BASE = "http://127.0.0.1:8000/v1"  # the loopback model's address as the README shows it
 
 

@@ -1,19 +1,20 @@
 """Output files: written whole or not at all, and a path that cannot be written is a clear error."""
 from __future__ import annotations
 
+from paths import ROOT
+
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from trecbench.errors import InputError
 from trecbench.files.output import check_writable, open_output, write_output
 
-SAMPLE = Path(__file__).resolve().parents[1] / "src" / "trecbench" / "sample"
+SAMPLE = ROOT / "src" / "trecbench" / "sample"
 
 
 def test_an_output_is_renamed_into_place_only_when_complete(tmp_path):
@@ -60,7 +61,7 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
     # a pool of the sample's runs read from a FIFO that never ends: the command waits until interrupted
     fifo = tmp_path / "run.txt"
     os.mkfifo(fifo)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.Popen([sys.executable, "-m", "trecbench.cli", "pool", str(fifo), "-o", str(tmp_path / "pool.tsv")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     writer = None

@@ -1,6 +1,8 @@
 """A broken `bench.sqlite` is refused by every workspace command: one message, exit 2, nothing changed."""
 from __future__ import annotations
 
+from paths import ROOT
+
 import hashlib
 import json
 import sqlite3
@@ -228,7 +230,7 @@ def test_an_older_schema_is_backed_up_then_migrated(tmp_path, cli_run):
     import subprocess
     import sys
 
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     r = subprocess.run([sys.executable, "-m", "trecbench.cli", "assessors", "list", "-w", str(bench)], env=env,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -7,6 +7,9 @@ import random
 import pytest
 
 from cli_support import cited_answer, write_jsonl as write
+from types import SimpleNamespace
+from trecbench.evaluation.answers.assign import PARTIAL, SUPPORT
+from trecbench.evaluation.answers.assign.citation import CitationAssigner
 
 
 def nist(run: str, qid: str, labels: list[tuple[str, str]]) -> dict:
@@ -157,3 +160,18 @@ def test_default_rules_leave_out_what_nuggetizer_scores_zero(tmp_path, cli_run):
     assert scores["all"]["V_strict"] == 0.125
     assert "2 topic(s) have no vital nuggets, scored 0 on V_strict and V: q1 q2" in theirs.stderr
     assert "r: topic q3 is incomplete and its failed labels scored 0 (nuggetizer rules)" in theirs.stderr
+
+
+def _citing_answer(text: str):
+    sentence = SimpleNamespace(text=text, citations=("d1",))
+    return SimpleNamespace(run_id="r", sentences=[sentence], cited=("d1",))
+
+
+def test_a_sentence_with_exactly_the_threshold_share_of_words_supports_the_nugget():
+    nugget = SimpleNamespace(id="n1", text="zebra quartz violin mango turbine", importance="vital",
+                             support=(("d1",),))
+    topic = SimpleNamespace(qid="q1", nuggets=[nugget])
+    at = CitationAssigner(threshold=0.6).assign_one(_citing_answer("zebra quartz violin"), topic)
+    assert at.assignments[0].label == SUPPORT  # 3 of 5 content words = 0.6
+    below = CitationAssigner(threshold=0.6).assign_one(_citing_answer("zebra quartz"), topic)
+    assert below.assignments[0].label == PARTIAL

@@ -8,15 +8,15 @@ prompt's format example.
 """
 from __future__ import annotations
 
+from paths import ROOT
+
 import importlib.machinery
 import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 from llm_server import Behaviour
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "real-model"
 
 

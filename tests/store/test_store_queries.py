@@ -1,9 +1,10 @@
 """Judgments with their judges, nugget drafting runs and web-app leases are read and written through the store."""
 from __future__ import annotations
 
+from paths import ROOT
+
 import ast
 import re
-from pathlib import Path
 
 import pandas as pd
 
@@ -14,7 +15,7 @@ from trecbench.store.nuggets import nugget_counts
 from trecbench.store.workspace import save_pool
 from trecbench.topics import Topic
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "trecbench"
+SRC = ROOT / "src" / "trecbench"
 # Modules that still run SQL of their own while their queries move into store/ (issue 20): each is being
 # moved by another change; empty this list once they have landed, and never add to it.
 # SQL is written in upper case here: a statement's keyword, or FROM/JOIN/INTO followed by a table's name

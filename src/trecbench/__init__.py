@@ -57,11 +57,58 @@ Reports and releases
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trecbench.helpers.lazy import attribute, by_module
 
 __version__ = "0.1.0"
+
+# What type checkers and editors see; at run time `_EXPORTS` imports each name on first use (helpers/lazy.py).
+if TYPE_CHECKING:
+    from trecbench.runs import (
+        read_run as read_run, write_run as write_run, validate_run as validate_run, trec_order as trec_order,
+    )
+    from trecbench.qrels import read_qrels as read_qrels, write_qrels as write_qrels, validate_qrels as validate_qrels
+    from trecbench.topics import read_topics as read_topics, Topic as Topic
+    from trecbench.corpus import open_corpus as open_corpus, Document as Document
+    from trecbench.answers import read_answers as read_answers
+    from trecbench.nuggets.io import read_nuggets as read_nuggets, write_nuggets as write_nuggets
+    from trecbench.errors import InputError as InputError, Problem as Problem
+    from trecbench.evaluation import evaluate as evaluate, score_runs as score_runs
+    from trecbench.evaluation.significance import compare_runs as compare_runs, write_comparisons as write_comparisons
+    from trecbench.runs.baselines import bm25_run as bm25_run
+    from trecbench.pooling import (
+        build_pool as build_pool, read_pool as read_pool, pool_runs as pool_runs,
+        resume_adaptive as resume_adaptive, leave_one_out as leave_one_out,
+        workspace_leave_one_out as workspace_leave_one_out,
+    )
+    from trecbench.store import Workspace as Workspace
+    from trecbench.qrels.select import (
+        workspace_qrels as workspace_qrels, WorkspaceQrels as WorkspaceQrels, propagated_qrels as propagated_qrels,
+    )
+    from trecbench.qrels.imports import import_qrels as import_qrels
+    from trecbench.qrels.agreement import agreement as agreement
+    from trecbench.judging.validate import draw_sample as draw_sample, validate_judges as validate_judges
+    from trecbench.judging.audit import audit_qrels as audit_qrels, read_audit as read_audit
+    from trecbench.llm import ModelConfig as ModelConfig, LLM as LLM, Budget as Budget
+    from trecbench.judging.pool import judge_pool as judge_pool
+    from trecbench.nuggets.drafting import draft_nuggets as draft_nuggets
+    from trecbench.nuggets.store import NuggetStore as NuggetStore, workspace_nuggets as workspace_nuggets
+    from trecbench.nuggets.drafting.extractive import draft_extractive as draft_extractive
+    from trecbench.evaluation.answers.scoring import (
+        evaluate_answers as evaluate_answers, score_assignments as score_assignments, score_answers as score_answers,
+    )
+    from trecbench.evaluation.answers.assign import (
+        read_assignment_files as read_assignment_files, write_assignments as write_assignments,
+    )
+    from trecbench.evaluation.evidence.recall import (
+        evaluate_evidence as evaluate_evidence, evidence_from_nuggets as evidence_from_nuggets,
+    )
+    from trecbench.evaluation.evidence.contexts import read_contexts as read_contexts
+    from trecbench.evaluation.evidence.context_recall import evaluate_context_recall as evaluate_context_recall
+    from trecbench.evaluation.evidence.duplicates import duplicate_groups as duplicate_groups
+    from trecbench.report import ReportOptions as ReportOptions, build_report as build_report, write_report as write_report
+    from trecbench.release import make_release as make_release
 
 _EXPORTS = by_module({
     "trecbench.runs": ("read_run", "write_run", "validate_run", "trec_order"),

@@ -105,6 +105,14 @@ def test_importing_the_lazy_packages_imports_none_of_their_exports():
     assert done.stdout == "[]\n", done.stdout + done.stderr  # the TYPE_CHECKING imports never run
 
 
+def test_trecbench_exports_the_pool():
+    import trecbench
+    from trecbench.pooling.pool import Pool
+
+    assert trecbench.Pool is trecbench.pooling.Pool is Pool
+    assert "Pool" in trecbench.__all__
+
+
 # name shown to mypy -> parts its revealed type must hold. pandas ships no type hints (pandas-stubs is not a
 # dependency), so a DataFrame is Any to mypy: evaluate and the readers are pinned by their parameters instead.
 REVEALED = {
@@ -114,6 +122,7 @@ REVEALED = {
     "trecbench.read_qrels": ("def (path: str | os.PathLike[str])",),
     "trecbench.Workspace": ("-> trecbench.store.workspace.Workspace",),
     "trecbench.build_pool": ("strategy: str | trecbench.pooling.strategies.base.Strategy =", "-> trecbench.pooling.pool.Pool"),
+    "trecbench.Pool": ("info: trecbench.pooling.pool.PoolInfo =", "-> trecbench.pooling.pool.Pool"),
     "trecbench.evaluate_answers": ("-> tuple[trecbench.evaluation.answers.scoring.AnswerScores, list[",),
     "trecbench.compare_runs": ("baseline: str", "-> list[trecbench.evaluation.significance.Comparison]"),
     "trecbench.judge_pool": ("-> trecbench.judging.pool.JudgeRun",),

@@ -18,7 +18,7 @@ Scoring retrieval (identical to trec_eval 9.0.8 or 10.0)
     bm25_run                                         a BM25 baseline run (bm25s or pyserini)
 
 Pooling
-    build_pool, read_pool                            depth-k, fused (rrf, rbp) and adaptive (mtf, maxmean)
+    build_pool, read_pool, Pool                      depth-k, fused (rrf, rbp) and adaptive (mtf, maxmean)
     pool_runs, resume_adaptive                       pooling into a workspace; resuming an adaptive pool
     leave_one_out, workspace_leave_one_out           is the collection reusable for new systems?
 
@@ -78,7 +78,7 @@ if TYPE_CHECKING:
     from trecbench.evaluation.significance import compare_runs as compare_runs, write_comparisons as write_comparisons
     from trecbench.runs.baselines import bm25_run as bm25_run
     from trecbench.pooling import (
-        build_pool as build_pool, read_pool as read_pool, pool_runs as pool_runs,
+        build_pool as build_pool, read_pool as read_pool, Pool as Pool, pool_runs as pool_runs,
         resume_adaptive as resume_adaptive, leave_one_out as leave_one_out,
         workspace_leave_one_out as workspace_leave_one_out,
     )
@@ -121,7 +121,7 @@ _EXPORTS = by_module({
     "trecbench.evaluation": ("evaluate", "score_runs"),
     "trecbench.evaluation.significance": ("compare_runs", "write_comparisons"),
     "trecbench.runs.baselines": ("bm25_run",),
-    "trecbench.pooling": ("build_pool", "read_pool", "pool_runs", "resume_adaptive", "leave_one_out",
+    "trecbench.pooling": ("build_pool", "read_pool", "Pool", "pool_runs", "resume_adaptive", "leave_one_out",
                           "workspace_leave_one_out"),
     "trecbench.store": ("Workspace",),
     "trecbench.qrels.select": ("workspace_qrels", "WorkspaceQrels", "propagated_qrels"),

@@ -118,7 +118,7 @@ def test_trecbench_exports_the_pool():
 REVEALED = {
     "trecbench.evaluate": ("def (qrels: str | os.PathLike[str]", "measures: typing.Iterable[str] =",
                            "trec_eval_version: int =", "per_topic: bool ="),
-    "trecbench.read_run": ("def (path: str | os.PathLike[str], *, strict: bool =)",),
+    "trecbench.read_run": ("def (path: str | os.PathLike[str]",),
     "trecbench.read_qrels": ("def (path: str | os.PathLike[str])",),
     "trecbench.Workspace": ("-> trecbench.store.workspace.Workspace",),
     "trecbench.build_pool": ("strategy: str | trecbench.pooling.strategies.base.Strategy =", "-> trecbench.pooling.pool.Pool"),
@@ -144,11 +144,15 @@ def test_mypy_sees_the_public_names_typed_not_any(tmp_path, monkeypatch):
     script.write_text("\n".join(lines) + "\n")
     # The project's settings, and a user's `--strict` habit: a name is public only if the package says so. A
     # cache of its own, so that this run and `make lint` (other options) do not each invalidate the other's.
-    out, err, status = api.run(["--config-file", str(ROOT / "pyproject.toml"), "--no-implicit-reexport",
-                                "--cache-dir", str(ROOT / ".mypy_cache" / "public_names"),
-                                "--python-executable", sys.executable, str(script)])
-    revealed = {int(line): shown for line, shown in re.findall(r'^[^:\n]+:(\d+): note: Revealed type is "(.*)"$', out, re.M)}
-    assert status == 0 and len(revealed) == len(REVEALED), out + err
+    out, err, _ = api.run(["--config-file", str(ROOT / "pyproject.toml"), "--no-implicit-reexport",
+                           "--cache-dir", str(ROOT / ".mypy_cache" / "public_names"),
+                           "--python-executable", sys.executable, str(script)])
+    # (line, kind, message) of this file only: errors inside trecbench are `make lint`'s to report, and a
+    # user's mypy does not report them either (an installed package is not checked)
+    mine = re.findall(rf"^(?:.*/)?{script.name}:(\d+): (\w+): (.*)$", out, re.M)
+    assert mine and not [m for m in mine if m[1] == "error"], out + err
+    revealed = {int(n): re.fullmatch(r'Revealed type is "(.*)"', message).group(1) for n, _, message in mine}
+    assert len(revealed) == len(REVEALED), out + err
     for n, (name, wanted) in enumerate(REVEALED.items(), first):
         shown = revealed[n]
         assert shown != "Any", name

@@ -18,7 +18,7 @@ Scoring retrieval (identical to trec_eval 9.0.8 or 10.0)
     bm25_run                                         a BM25 baseline run (bm25s or pyserini)
 
 Pooling
-    build_pool, read_pool                            depth-k, fused (rrf, rbp) and adaptive (mtf, maxmean)
+    build_pool, read_pool, Pool                      depth-k, fused (rrf, rbp) and adaptive (mtf, maxmean)
     pool_runs, resume_adaptive                       pooling into a workspace; resuming an adaptive pool
     leave_one_out, workspace_leave_one_out           is the collection reusable for new systems?
 
@@ -57,73 +57,92 @@ Reports and releases
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trecbench.helpers.lazy import attribute
+from trecbench.helpers.lazy import attribute, by_module
 
 __version__ = "0.1.0"
 
-_EXPORTS = {
-    "evaluate": "trecbench.evaluation",
-    "score_runs": "trecbench.evaluation",
-    "read_run": "trecbench.runs",
-    "write_run": "trecbench.runs",
-    "validate_run": "trecbench.runs",
-    "trec_order": "trecbench.runs",
-    "read_qrels": "trecbench.qrels",
-    "write_qrels": "trecbench.qrels",
-    "validate_qrels": "trecbench.qrels",
-    "read_topics": "trecbench.topics",
-    "Topic": "trecbench.topics",
-    "open_corpus": "trecbench.corpus",
-    "Document": "trecbench.corpus",
-    "build_pool": "trecbench.pooling",
-    "read_pool": "trecbench.pooling",
-    "pool_runs": "trecbench.pooling",
-    "resume_adaptive": "trecbench.pooling",
-    "leave_one_out": "trecbench.pooling",
-    "workspace_leave_one_out": "trecbench.pooling",
-    "Workspace": "trecbench.store",
-    "read_nuggets": "trecbench.nuggets.io",
-    "write_nuggets": "trecbench.nuggets.io",
-    "read_answers": "trecbench.answers",
-    "evaluate_answers": "trecbench.evaluation.answers.scoring",
-    "score_answers": "trecbench.evaluation.answers.scoring",
-    "evaluate_evidence": "trecbench.evaluation.evidence.recall",
-    "evidence_from_nuggets": "trecbench.evaluation.evidence.recall",
-    "NuggetStore": "trecbench.nuggets.store",
-    "workspace_nuggets": "trecbench.nuggets.store",
-    "draft_extractive": "trecbench.nuggets.drafting.extractive",
-    "bm25_run": "trecbench.runs.baselines",
-    "ReportOptions": "trecbench.report",
-    "build_report": "trecbench.report",
-    "write_report": "trecbench.report",
-    "make_release": "trecbench.release",
-    "score_assignments": "trecbench.evaluation.answers.scoring",
-    "read_assignment_files": "trecbench.evaluation.answers.assign",
-    "write_assignments": "trecbench.evaluation.answers.assign",
-    "evaluate_context_recall": "trecbench.evaluation.evidence.context_recall",
-    "read_contexts": "trecbench.evaluation.evidence.contexts",
-    "duplicate_groups": "trecbench.evaluation.evidence.duplicates",
-    "compare_runs": "trecbench.evaluation.significance",
-    "write_comparisons": "trecbench.evaluation.significance",
-    "agreement": "trecbench.qrels.agreement",
-    "judge_pool": "trecbench.judging.pool",
-    "ModelConfig": "trecbench.llm",
-    "LLM": "trecbench.llm",
-    "Budget": "trecbench.llm",
-    "draft_nuggets": "trecbench.nuggets.drafting",
-    "draw_sample": "trecbench.judging.validate",
-    "validate_judges": "trecbench.judging.validate",
-    "audit_qrels": "trecbench.judging.audit",
-    "read_audit": "trecbench.judging.audit",
-    "workspace_qrels": "trecbench.qrels.select",
-    "import_qrels": "trecbench.qrels.imports",
-    "WorkspaceQrels": "trecbench.qrels.select",
-    "propagated_qrels": "trecbench.qrels.select",
-    "InputError": "trecbench.errors",
-    "Problem": "trecbench.errors",
-}
+# What type checkers and editors see; at run time `_EXPORTS` imports each name on first use (helpers/lazy.py).
+if TYPE_CHECKING:
+    from trecbench.runs import (
+        read_run as read_run, write_run as write_run, validate_run as validate_run, trec_order as trec_order,
+    )
+    from trecbench.qrels import read_qrels as read_qrels, write_qrels as write_qrels, validate_qrels as validate_qrels
+    from trecbench.topics import read_topics as read_topics, Topic as Topic
+    from trecbench.corpus import open_corpus as open_corpus, Document as Document
+    from trecbench.answers import read_answers as read_answers
+    from trecbench.nuggets.io import read_nuggets as read_nuggets, write_nuggets as write_nuggets
+    from trecbench.errors import InputError as InputError, Problem as Problem
+    from trecbench.evaluation import evaluate as evaluate, score_runs as score_runs
+    from trecbench.evaluation.significance import compare_runs as compare_runs, write_comparisons as write_comparisons
+    from trecbench.runs.baselines import bm25_run as bm25_run
+    from trecbench.pooling import (
+        build_pool as build_pool, read_pool as read_pool, Pool as Pool, pool_runs as pool_runs,
+        resume_adaptive as resume_adaptive, leave_one_out as leave_one_out,
+        workspace_leave_one_out as workspace_leave_one_out,
+    )
+    from trecbench.store import Workspace as Workspace
+    from trecbench.qrels.select import (
+        workspace_qrels as workspace_qrels, WorkspaceQrels as WorkspaceQrels, propagated_qrels as propagated_qrels,
+    )
+    from trecbench.qrels.imports import import_qrels as import_qrels
+    from trecbench.qrels.agreement import agreement as agreement
+    from trecbench.judging.validate import draw_sample as draw_sample, validate_judges as validate_judges
+    from trecbench.judging.audit import audit_qrels as audit_qrels, read_audit as read_audit
+    from trecbench.llm import ModelConfig as ModelConfig, LLM as LLM, Budget as Budget
+    from trecbench.judging.pool import judge_pool as judge_pool
+    from trecbench.nuggets.drafting import draft_nuggets as draft_nuggets
+    from trecbench.nuggets.store import NuggetStore as NuggetStore, workspace_nuggets as workspace_nuggets
+    from trecbench.nuggets.drafting.extractive import draft_extractive as draft_extractive
+    from trecbench.evaluation.answers.scoring import (
+        evaluate_answers as evaluate_answers, score_assignments as score_assignments, score_answers as score_answers,
+    )
+    from trecbench.evaluation.answers.assign import (
+        read_assignment_files as read_assignment_files, write_assignments as write_assignments,
+    )
+    from trecbench.evaluation.evidence.recall import (
+        evaluate_evidence as evaluate_evidence, evidence_from_nuggets as evidence_from_nuggets,
+    )
+    from trecbench.evaluation.evidence.contexts import read_contexts as read_contexts
+    from trecbench.evaluation.evidence.context_recall import evaluate_context_recall as evaluate_context_recall
+    from trecbench.evaluation.evidence.duplicates import duplicate_groups as duplicate_groups
+    from trecbench.report import ReportOptions as ReportOptions, build_report as build_report, write_report as write_report
+    from trecbench.release import make_release as make_release
+
+_EXPORTS = by_module({
+    "trecbench.runs": ("read_run", "write_run", "validate_run", "trec_order"),
+    "trecbench.qrels": ("read_qrels", "write_qrels", "validate_qrels"),
+    "trecbench.topics": ("read_topics", "Topic"),
+    "trecbench.corpus": ("open_corpus", "Document"),
+    "trecbench.answers": ("read_answers",),
+    "trecbench.nuggets.io": ("read_nuggets", "write_nuggets"),
+    "trecbench.errors": ("InputError", "Problem"),
+    "trecbench.evaluation": ("evaluate", "score_runs"),
+    "trecbench.evaluation.significance": ("compare_runs", "write_comparisons"),
+    "trecbench.runs.baselines": ("bm25_run",),
+    "trecbench.pooling": ("build_pool", "read_pool", "Pool", "pool_runs", "resume_adaptive", "leave_one_out",
+                          "workspace_leave_one_out"),
+    "trecbench.store": ("Workspace",),
+    "trecbench.qrels.select": ("workspace_qrels", "WorkspaceQrels", "propagated_qrels"),
+    "trecbench.qrels.imports": ("import_qrels",),
+    "trecbench.qrels.agreement": ("agreement",),
+    "trecbench.judging.validate": ("draw_sample", "validate_judges"),
+    "trecbench.judging.audit": ("audit_qrels", "read_audit"),
+    "trecbench.llm": ("ModelConfig", "LLM", "Budget"),
+    "trecbench.judging.pool": ("judge_pool",),
+    "trecbench.nuggets.drafting": ("draft_nuggets",),
+    "trecbench.nuggets.store": ("NuggetStore", "workspace_nuggets"),
+    "trecbench.nuggets.drafting.extractive": ("draft_extractive",),
+    "trecbench.evaluation.answers.scoring": ("evaluate_answers", "score_assignments", "score_answers"),
+    "trecbench.evaluation.answers.assign": ("read_assignment_files", "write_assignments"),
+    "trecbench.evaluation.evidence.recall": ("evaluate_evidence", "evidence_from_nuggets"),
+    "trecbench.evaluation.evidence.contexts": ("read_contexts",),
+    "trecbench.evaluation.evidence.context_recall": ("evaluate_context_recall",),
+    "trecbench.evaluation.evidence.duplicates": ("duplicate_groups",),
+    "trecbench.report": ("ReportOptions", "build_report", "write_report"),
+    "trecbench.release": ("make_release",),
+})
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

@@ -1,4 +1,10 @@
-"""Names a package exports but imports only when first used, so importing the package stays instant."""
+"""Names a package exports but imports only when first used, so importing the package stays instant.
+
+A lazy package writes its exports twice, side by side: `_EXPORTS = by_module({module: names})` for run
+time, and an `if TYPE_CHECKING:` block importing each name `as` itself from the same module, so that type
+checkers and editors see the real objects (and know them public) where `__getattr__` alone gives `Any`.
+tests/test_api_types.py holds the two in step.
+"""
 from __future__ import annotations
 
 import importlib

@@ -5,9 +5,24 @@ its network look-ups turned off (`trecbench.llm._litellm`).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trecbench.helpers.lazy import attribute, by_module
+
+# What type checkers and editors see; at run time `_EXPORTS` imports each name on first use (helpers/lazy.py).
+if TYPE_CHECKING:
+    from trecbench.llm.client import LLM as LLM, ModelConfig as ModelConfig
+    from trecbench.llm.records import Completion as Completion, Outcome as Outcome, Usage as Usage, CallRecord as CallRecord
+    from trecbench.llm.cache import ResponseCache as ResponseCache, ensure_schema as ensure_schema, request_key as request_key
+    from trecbench.llm.budget import Budget as Budget, Estimate as Estimate, Plan as Plan
+    from trecbench.llm.errors import (
+        ParseError as ParseError, LLMError as LLMError, ModelCallError as ModelCallError, BudgetExceeded as BudgetExceeded,
+    )
+    from trecbench.llm.parse import (
+        final_answer as final_answer, extract_json as extract_json, json_object as json_object, json_list as json_list,
+        reask_messages as reask_messages,
+    )
+    from trecbench.llm.prompts import TaskPrompt as TaskPrompt, TASKS as TASKS
 
 _EXPORTS = by_module({
     "trecbench.llm.client": ("LLM", "ModelConfig"),

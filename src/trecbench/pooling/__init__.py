@@ -11,9 +11,25 @@ how big the pool is, what judging it by a model costs, and whether the judgments
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trecbench.helpers.lazy import attribute, by_module
+
+# What type checkers and editors see; at run time `_EXPORTS` imports each name on first use (helpers/lazy.py).
+if TYPE_CHECKING:
+    from trecbench.pooling.pool import (
+        Pool as Pool, PoolInfo as PoolInfo, build_pool as build_pool, read_pool as read_pool, write_pool as write_pool,
+    )
+    from trecbench.pooling.rank import RunInfo as RunInfo, top_k as top_k
+    from trecbench.pooling.strategies import STRATEGIES as STRATEGIES, Strategy as Strategy, get_strategy as get_strategy
+    from trecbench.pooling.session import JudgingSession as JudgingSession
+    from trecbench.pooling.simulate import simulate as simulate
+    from trecbench.pooling.stats import pool_stats as pool_stats
+    from trecbench.judging.estimate import estimate_cost as estimate_cost
+    from trecbench.pooling.loo import leave_one_out as leave_one_out, workspace_leave_one_out as workspace_leave_one_out
+    from trecbench.pooling.workspace import (
+        pool_runs as pool_runs, resume_adaptive as resume_adaptive, is_adaptive as is_adaptive,
+    )
 
 _EXPORTS = by_module({
     "trecbench.pooling.pool": ("Pool", "PoolInfo", "build_pool", "read_pool", "write_pool"),

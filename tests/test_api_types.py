@@ -82,13 +82,8 @@ def test_every_exported_name_resolves_at_run_time_to_its_module_s_object(package
 
 
 # Importing a submodule binds it as an attribute of its package, hiding `__getattr__`: an export named like a
-# submodule is the export or the module depending on what was imported first.
-CLASHES = {"trecbench.pooling": "pooling/simulate.py and the function simulate in it: once the module is imported, "
-                                "trecbench.pooling.simulate is the module (renaming the module is another branch's)"}
-
-
-@pytest.mark.parametrize("package", [pytest.param(p, marks=pytest.mark.xfail(reason=CLASHES[p], strict=True))
-                                     if p in CLASHES else p for p in _lazy_packages()])
+# submodule would be the export or the module depending on what was imported first.
+@pytest.mark.parametrize("package", _lazy_packages())
 def test_no_export_is_named_like_a_submodule_of_its_package(package):
     assert not set(importlib.import_module(package)._EXPORTS) & _submodules(package)
 

@@ -202,6 +202,7 @@ def _judge_with_model(ws, config, max_cost: Any) -> tuple[str, list[str]]:
 
     run = judge_pool(ws, config, batch=5, max_cost=max_cost)
     report = run.report
+    assert report is not None  # not a dry run: judge_pool judged
     return run.judge.name, ([f"judgment {q} {d}: {why}" for q, d, why in report.failed]
                             + ([report.stopped] if report.stopped else []))
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from trecbench.pooling import STRATEGIES, build_pool, get_strategy
-from trecbench.pooling.simulate import simulate
+from trecbench.pooling.simulation import simulate
 
 
 def run_frame(docids: str | list[str], runid: str, topic: str = "q") -> pd.DataFrame:

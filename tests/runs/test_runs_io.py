@@ -381,3 +381,16 @@ def test_sort_command_refuses_a_runid_with_whitespace(tmp_path):
     result = run_cli("runs", "sort", str(write(tmp_path, GOOD)), "-o", str(tmp_path / "out.txt"), "--runid", "my run")
     assert result.exit_code == 2
     assert "runid" in result.stderr
+
+
+def test_a_missing_field_between_two_spaces_is_refused_as_the_exact_reader_refuses_it(tmp_path):
+    # one space everywhere but a double one where the rank is missing: 5 fields, not an empty sixth
+    path = write(tmp_path, "q1 Q0 d0 1 3.5 r\nq1 Q0 d1  2.5 r\n", "run.txt")
+    with pytest.raises(InputError) as e:
+        read_run(path)
+    assert str(e.value) == f"{path}:2: 5 fields, expected 6: qid Q0 docid rank score tag"
+
+
+def test_a_space_beside_a_tab_is_whitespace_not_part_of_an_id(tmp_path):
+    path = write(tmp_path, "q1\tQ0\tx1\t1\t3.5\tr\nq1\tQ0\tx2 \t2\t2.5\tr\nq1\tQ0\t\tx3\t3\t1.5\tr\n", "run.txt")
+    assert read_run(path)["doc_id"].tolist() == ["x1", "x2", "x3"]

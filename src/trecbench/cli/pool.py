@@ -332,7 +332,7 @@ def simulate(qrels_path, runs, strategy, depth, shares, rel_level, fmt) -> None:
     Example:
       trecbench pool simulate --qrels qrels.txt bm25.txt dense.txt --strategy mtf --strategy maxmean --strategy depth
     """
-    from trecbench.pooling.simulate import DEFAULT_AT, simulate as run_simulation, wide
+    from trecbench.pooling.simulation import DEFAULT_AT, simulate as run_simulation, wide
 
     table, problems = run_simulation(qrels_path, list(runs), strategy or ("depth", "mtf", "maxmean"), depth=depth,
                                      at=sorted(shares) or DEFAULT_AT, rel_level=rel_level)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from trecbench.pooling.rank import RunInfo as RunInfo, top_k as top_k
     from trecbench.pooling.strategies import STRATEGIES as STRATEGIES, Strategy as Strategy, get_strategy as get_strategy
     from trecbench.pooling.session import JudgingSession as JudgingSession
-    from trecbench.pooling.simulate import simulate as simulate
+    from trecbench.pooling.simulation import simulate as simulate
     from trecbench.pooling.stats import pool_stats as pool_stats
     from trecbench.judging.estimate import estimate_cost as estimate_cost
     from trecbench.pooling.loo import leave_one_out as leave_one_out, workspace_leave_one_out as workspace_leave_one_out
@@ -36,7 +36,7 @@ _EXPORTS = by_module({
     "trecbench.pooling.rank": ("RunInfo", "top_k"),
     "trecbench.pooling.strategies": ("STRATEGIES", "Strategy", "get_strategy"),
     "trecbench.pooling.session": ("JudgingSession",),
-    "trecbench.pooling.simulate": ("simulate",),
+    "trecbench.pooling.simulation": ("simulate",),
     "trecbench.pooling.stats": ("pool_stats",),
     "trecbench.judging.estimate": ("estimate_cost",),
     "trecbench.pooling.loo": ("leave_one_out", "workspace_leave_one_out"),

@@ -15,13 +15,16 @@ with its old grade, the model's and people's new one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from trecbench.errors import InputError
 from trecbench.judging.samples import AUDIT as STRATEGY
+
+if TYPE_CHECKING:
+    from trecbench.store.workspace import Workspace, WorkspaceLike
 
 
 class AuditPair(NamedTuple):
@@ -112,7 +115,7 @@ def _settings(judge: str, reference: str | None, min_diff: int, threshold: int, 
             "topics": sorted(topics) if topics else None, "sample": sample, "seed": seed if sample else None}
 
 
-def audit_qrels(ws: Any, config: Any, *, reference: str | None = None, min_diff: int = 2, name: str = "audit",
+def audit_qrels(ws: WorkspaceLike, config: Any, *, reference: str | None = None, min_diff: int = 2, name: str = "audit",
                 topics: list[str] | None = None, sample: int | None = None, seed: int = 0, threshold: int = 1,
                 prompt: Any = None, batch: int = 1, samples: int = 1, examples: int = 0, limit: int | None = None,
                 max_cost: Any = None, dry_run: bool = False, provider_batch: bool = False, collect: bool = False,
@@ -129,9 +132,9 @@ def audit_qrels(ws: Any, config: Any, *, reference: str | None = None, min_diff:
     from trecbench.judging.llm import model_judge
     from trecbench.judging.prompts import Prompt, load_prompt
     from trecbench.judging.pool import judge_pool, model_grades
-    from trecbench.store import Workspace
+    from trecbench.store import as_workspace
 
-    ws = ws if isinstance(ws, Workspace) else Workspace(ws)
+    ws = as_workspace(ws)
     prompt = prompt if isinstance(prompt, Prompt) else load_prompt(prompt)
     identity = model_judge(config.model, prompt, batch=batch, samples=samples, params=dict(config.params),
                            examples=examples)
@@ -178,7 +181,7 @@ def audit_qrels(ws: Any, config: Any, *, reference: str | None = None, min_diff:
     return audit
 
 
-def _scope(ws: Any, reference: str | None, topics: list[str] | None, sample: int | None,
+def _scope(ws: Workspace, reference: str | None, topics: list[str] | None, sample: int | None,
            seed: int) -> tuple[pd.DataFrame, str, int]:
     """The reference pairs to re-judge (query_id, doc_id, old, priority), their judges, and how many were left out."""
     from trecbench.judging.validate import reference_grades
@@ -229,7 +232,7 @@ def _disagreements(both: pd.DataFrame, min_diff: int) -> list[AuditPair]:
     return [AuditPair(str(q), str(d), int(o), int(m)) for q, d, o, m in rows]
 
 
-def _store(ws: Any, audit: Audit, settings: dict) -> None:
+def _store(ws: Workspace, audit: Audit, settings: dict) -> None:
     """The disagreements as pool `audit.name`; people's judgments count for it from the newest row on."""
     from trecbench.store.workspace import save_pool
 
@@ -245,11 +248,11 @@ def _store(ws: Any, audit: Audit, settings: dict) -> None:
     save_pool(ws, audit.name, STRATEGY, params, rows)
 
 
-def read_audit(ws: Any, name: str | None = None) -> Audit:
+def read_audit(ws: WorkspaceLike, name: str | None = None) -> Audit:
     """The audit queue `name` (default: the newest) with people's newest grade of each pair since it was queued."""
-    from trecbench.store import Workspace
+    from trecbench.store import as_workspace
 
-    ws = ws if isinstance(ws, Workspace) else Workspace(ws)
+    ws = as_workspace(ws)
     chosen = ws.pool(name) if name is not None else next((p for p in reversed(ws.pools()) if p.strategy == STRATEGY),
                                                          None)
     if chosen is None or chosen.strategy != STRATEGY:

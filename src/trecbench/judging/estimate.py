@@ -19,13 +19,16 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, TYPE_CHECKING
 
 import pandas as pd
 
 from trecbench.errors import Problem
 from trecbench.llm._litellm import load as _litellm  # the one loader (benchmarks/campaign.py takes it from here)
 from trecbench.llm.cost import Prices, UnknownModelError, dollars, model_prices  # noqa: F401  (callers take them here)
+
+if TYPE_CHECKING:
+    from trecbench.store.workspace import Workspace
 
 TYPICAL_REASON = "the passage states part of the answer"
 
@@ -163,7 +166,7 @@ def _cached(cache: Any, model: str, messages: list[dict], params: Mapping[str, A
     return cache.get(request_key(model, messages, merged)) is not None
 
 
-def observed_reply_tokens(ws: Any, judge_name: str, model: str, samples: int = 1) -> float | None:
+def observed_reply_tokens(ws: Workspace, judge_name: str, model: str, samples: int = 1) -> float | None:
     """Average reply tokens per passage (and sample) of this judge's replies stored in the workspace, if any."""
     rows = ws.judge_replies(judge_name)
     if not rows:

@@ -37,7 +37,7 @@ from trecbench.nuggets.model import ORIGIN, STATUS, Nugget, TopicNuggets
 from trecbench.nuggets.records import (ImportReport, Link, LinkProblem, StoredNugget, Version, check_author,
                                        check_choice, check_importance, clean_text, same_text, stored_nugget)
 from trecbench.store import nuggets as queries
-from trecbench.store.workspace import DraftRun, Workspace, text_hash
+from trecbench.store.workspace import DraftRun, Workspace, WorkspaceLike, as_workspace, text_hash
 
 __all__ = ["Link", "StoredNugget", "Version", "ImportReport", "LinkProblem", "DraftRun", "NuggetStore",
            "workspace_nuggets"]
@@ -357,7 +357,7 @@ class NuggetStore:
         return machine, texts
 
 
-def workspace_nuggets(ws: Workspace | str, *, approved_only: bool = False) -> list[TopicNuggets]:
+def workspace_nuggets(ws: WorkspaceLike, *, approved_only: bool = False) -> list[TopicNuggets]:
     """The workspace's nuggets (a `Workspace` or its path), topics with at least one, in qid order: what
     answers and evidence are scored against."""
-    return NuggetStore(ws if isinstance(ws, Workspace) else Workspace(ws)).export(approved_only=approved_only)
+    return NuggetStore(as_workspace(ws)).export(approved_only=approved_only)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence, TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,9 @@ import pandas as pd
 from trecbench.errors import InputError, Problem
 from trecbench.pooling.pool import DEFAULT_DEPTH, build_pool
 from trecbench.pooling.rank import RunLike, named_runs
+
+if TYPE_CHECKING:
+    from trecbench.store.workspace import Workspace, WorkspaceLike
 
 SAFE_TAU = 0.9
 SAFE_MAX_DROP = 0.05
@@ -107,7 +110,7 @@ def leave_one_out(
 
 
 def workspace_leave_one_out(
-    ws: Any,
+    ws: WorkspaceLike,
     measures: Sequence[str] = DEFAULT_MEASURES,
     *,
     pool: str | None = None,
@@ -124,10 +127,10 @@ def workspace_leave_one_out(
     """
     from trecbench.qrels.select import workspace_qrels
     from trecbench.release.bundle import file_sha256
-    from trecbench.store import Workspace
+    from trecbench.store import as_workspace
     from trecbench.store.workspace import load_pool
 
-    ws = ws if isinstance(ws, Workspace) else Workspace(ws)
+    ws = as_workspace(ws)
     frame = load_pool(ws, pool)
     if frame is None:
         raise InputError(str(ws.path), 0, "no pool is stored: pool the runs with `trecbench pool RUN... -w BENCH`")
@@ -165,7 +168,7 @@ def workspace_leave_one_out(
     return LooResult(result.runs, result.summary, problems + result.problems)
 
 
-def _run_path(ws: Any, path: str) -> str | None:
+def _run_path(ws: Workspace, path: str) -> str | None:
     """A pooled run's file: as recorded (relative to where the pool was made), else beside the workspace."""
     import os
 

@@ -4,12 +4,15 @@ adaptive pool up again where a judge left it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Sequence, TYPE_CHECKING
 
 from trecbench.pooling.pool import DEFAULT_DEPTH, Pool, PoolInfo, build_pool
 
+if TYPE_CHECKING:
+    from trecbench.store.workspace import Workspace, WorkspaceLike
 
-def pool_runs(runs: Sequence[Any], *, workspace: Any = None, name: str | None = None, topics: str | None = None,
+
+def pool_runs(runs: Sequence[Any], *, workspace: WorkspaceLike | None = None, name: str | None = None, topics: str | None = None,
               corpus: str | None = None, strategy: str = "depth", params: dict | None = None,
               depth: int | None = DEFAULT_DEPTH, budget: int | None = None, dedup: str = "none",
               threshold: float = 0.9) -> tuple[Pool, str | None]:
@@ -25,9 +28,9 @@ def pool_runs(runs: Sequence[Any], *, workspace: Any = None, name: str | None = 
 
     ws = None
     if workspace is not None:
-        from trecbench.store import Workspace
+        from trecbench.store import as_workspace
 
-        ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+        ws = as_workspace(workspace)
         corpus = corpus or ws.corpus_source
     if dedup != "none" and not corpus:
         raise ValueError(f"--dedup {dedup} needs the documents' text: give --corpus")
@@ -75,7 +78,7 @@ def is_adaptive(strategy: str | None) -> bool:
     return strategy in STRATEGIES and STRATEGIES[strategy].adaptive
 
 
-def resume_adaptive(ws: Any, judge: str, pool: str | None = None, *, limit: int | None = None) -> AdaptiveResume:
+def resume_adaptive(ws: Workspace, judge: str, pool: str | None = None, *, limit: int | None = None) -> AdaptiveResume:
     """The stored pool (default: the newest) as a `Pool`, with the grades `judge` (its name) already gave.
 
     remaining: up to the pool's budget per topic (all of a topic's candidates without one), less what

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from trecbench.store.workspace import WorkspaceLike
 
 
 @dataclass(frozen=True)
@@ -18,7 +21,7 @@ class QrelsImport:
     negative: int  # negative grades (pooled, not judged): not judgments, skipped
 
 
-def import_qrels(ws: Any, qrels: Any, judge: str, *, kind: str = "import") -> QrelsImport:
+def import_qrels(ws: WorkspaceLike, qrels: Any, judge: str, *, kind: str = "import") -> QrelsImport:
     """Record the judgments of `qrels` (a path or a frame: query_id, doc_id, relevance) as judge `judge`.
 
     kind: "import" (a file from elsewhere) or "human" (an assessor's judgments, counted as a person's
@@ -26,11 +29,11 @@ def import_qrels(ws: Any, qrels: Any, judge: str, *, kind: str = "import") -> Qr
     negative grades are skipped. ws: a `Workspace` or its path.
     """
     from trecbench.qrels import read_qrels
-    from trecbench.store import Judge, Judgment, Workspace
+    from trecbench.store import Judge, Judgment, as_workspace
 
     if kind not in ("import", "human"):
         raise ValueError(f"kind must be import or human, not {kind!r}")
-    ws = ws if isinstance(ws, Workspace) else Workspace(ws)
+    ws = as_workspace(ws)
     frame = qrels if isinstance(qrels, pd.DataFrame) else read_qrels(qrels)
     who = Judge(kind, judge)
     existing = ws.judgments()

@@ -24,9 +24,12 @@ the report, the release, the demo and nugget drafting all get their qrels from i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, TYPE_CHECKING
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from trecbench.store.workspace import Workspace, WorkspaceLike
 
 KIND_ORDER = {"human": 0, "import": 1, "model": 2}
 PREFER = ("human", "model", "latest")
@@ -51,7 +54,7 @@ class WorkspaceQrels:
         return self.qrels.empty
 
 
-def workspace_qrels(ws: Any, *, judge: str | None = None, prefer: str = "human", majority: bool = False,
+def workspace_qrels(ws: WorkspaceLike, *, judge: str | None = None, prefer: str = "human", majority: bool = False,
                     pool: str | None = None, qid: str | None = None) -> WorkspaceQrels:
     """The workspace's judgments as qrels: one grade per pair (see the module doc), duplicates propagated.
 
@@ -61,10 +64,10 @@ def workspace_qrels(ws: Any, *, judge: str | None = None, prefer: str = "human",
     judgments are read). Raises ValueError for an unknown
     `judge` or `prefer`. A workspace without judgments gives empty qrels.
     """
-    from trecbench.store import Workspace
+    from trecbench.store import as_workspace
     from trecbench.store.workspace import load_pool
 
-    ws = ws if isinstance(ws, Workspace) else Workspace(ws)
+    ws = as_workspace(ws)
     candidates = load_pool(ws, pool if pool is not None else grouping_pool(ws), qid=qid)
     judgments = ws.grade_rows(qid=qid)
     policy = f"judge {judge}" if judge else ("majority" if majority else f"prefer {prefer}")
@@ -74,7 +77,7 @@ def workspace_qrels(ws: Any, *, judge: str | None = None, prefer: str = "human",
                           unjudged_candidates(candidates, qrels))
 
 
-def grouping_pool(ws: Any) -> str | None:
+def grouping_pool(ws: Workspace) -> str | None:
     """The pool whose duplicate groups propagate grades by default: the newest pooled one, not a judging
     sample drawn from it (validation sample, audit queue); None, the newest of all, when there is only those."""
     from trecbench.judging.samples import is_sample

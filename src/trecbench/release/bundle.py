@@ -27,12 +27,15 @@ import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 import pandas as pd
 
 from trecbench.helpers.progress import SilentProgress
 from trecbench.errors import InputError
+
+if TYPE_CHECKING:
+    from trecbench.store.workspace import Workspace, WorkspaceLike
 
 FORMAT = "trecbench-release/1"
 MANIFEST = "manifest.json"
@@ -61,7 +64,7 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def make_release(workspace: Any, version: str, output: str | os.PathLike | None = None, *, prefer: str = "human",
+def make_release(workspace: WorkspaceLike, version: str, output: str | os.PathLike | None = None, *, prefer: str = "human",
                  judge: str | None = None, include_drafts: bool = False, force: bool = False,
                  progress: Any = None) -> ReleaseSummary:
     """Write the release `version` of `workspace` (a path or a `Workspace`) to `output`.
@@ -78,12 +81,12 @@ def make_release(workspace: Any, version: str, output: str | os.PathLike | None 
     from trecbench.nuggets.store import workspace_nuggets
     from trecbench.qrels import write_qrels
     from trecbench.qrels.select import workspace_qrels
-    from trecbench.store import Workspace
+    from trecbench.store import as_workspace
 
     bar = progress if progress is not None else SilentProgress()
     if not isinstance(version, str) or not _VERSION.fullmatch(version):
         raise ReleaseError(f"version {version!r}: use letters, digits, '.', '_' or '-' (for example v1 or 2025.1)")
-    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+    ws = as_workspace(workspace)
     target = Path(output) if output is not None else ws.path / "releases" / version
     _check_target(target, force)
 
@@ -241,7 +244,7 @@ def hash_documents(corpus: Any, docids: list[str], bar: Any = None) -> tuple[dic
     return out, missing
 
 
-def judge_provenance(ws: Any, qrels: pd.DataFrame) -> list[dict]:
+def judge_provenance(ws: Workspace, qrels: pd.DataFrame) -> list[dict]:
     """Every judge of the workspace with its provenance, its judgments, and how many of them the qrels use."""
     rows = ws.judgments(direct=True)[["id", "query_id", "doc_id", "grade", "judge_id", "judge"]]
     direct = qrels[qrels["propagated_from"].isna()][["query_id", "doc_id", "relevance", "judge"]]

@@ -10,13 +10,16 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, TYPE_CHECKING
 
 import pandas as pd
 
 from trecbench.helpers.progress import SilentProgress
 from trecbench.errors import InputError
 from trecbench.report.scores import ScoreTable, score_table
+
+if TYPE_CHECKING:
+    from trecbench.store.workspace import Workspace, WorkspaceLike
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "AP")
 
@@ -184,16 +187,16 @@ class Report:
 SECTIONS = 6  # progress steps besides two per run: qrels, answers, evidence, pool, agreement, model calls
 
 
-def build_report(workspace: Any, options: ReportOptions | None = None, *, progress: Any = None) -> Report:
+def build_report(workspace: WorkspaceLike, options: ReportOptions | None = None, *, progress: Any = None) -> Report:
     """Gather every section of the report of `workspace` (a path or a `Workspace`).
 
     `progress` is a tqdm-like bar (total, update, set_description_str); the command passes one.
     """
-    from trecbench.store import Workspace
+    from trecbench.store import as_workspace
 
     options = options or ReportOptions()
     bar = progress if progress is not None else SilentProgress()
-    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+    ws = as_workspace(workspace)
     _check_measures(options.measures)
     sources = discover_runs(ws, options.runs, include_workspace=options.workspace_runs)
     bar.total = SECTIONS + 2 * len(sources)
@@ -241,7 +244,7 @@ def _check_measures(measures: Sequence[str]) -> None:
 # ---- runs and qrels ---------------------------------------------------------------------------------
 
 
-def discover_runs(ws: Any, given: Sequence[str], *, include_workspace: bool = True) -> list[RunSource]:
+def discover_runs(ws: Workspace, given: Sequence[str], *, include_workspace: bool = True) -> list[RunSource]:
     """The runs to score: those given, then the files in BENCH/runs/.
 
     A file is scored once however it was found (compared by resolved path).
@@ -267,7 +270,7 @@ def discover_runs(ws: Any, given: Sequence[str], *, include_workspace: bool = Tr
     return out
 
 
-def report_qrels(ws: Any, options: ReportOptions) -> Any:
+def report_qrels(ws: Workspace, options: ReportOptions) -> Any:
     """The workspace's qrels as `qrels export --prefer --pool` makes them (`trecbench.workspace_qrels`)."""
     from trecbench.qrels.select import workspace_qrels
 
@@ -369,7 +372,7 @@ def natural_key(value: Any) -> tuple:
 # ---- answers and evidence ---------------------------------------------------------------------------
 
 
-def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
+def answers_section(ws: Workspace, options: ReportOptions) -> AnswersSection:
     from trecbench.evaluation.answers.scoring import evaluate_answers
     from trecbench.evaluation.evidence.duplicates import duplicate_groups
     from trecbench.nuggets.store import workspace_nuggets
@@ -398,7 +401,7 @@ def answers_section(ws: Any, options: ReportOptions) -> AnswersSection:
     return section
 
 
-def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
+def evidence_section(ws: Workspace, options: ReportOptions) -> EvidenceSection:
     from trecbench.evaluation.evidence.duplicates import duplicate_groups
     from trecbench.evaluation.evidence.recall import evaluate_evidence, evidence_from_nuggets, read_evidence
     from trecbench.nuggets.store import workspace_nuggets
@@ -436,7 +439,7 @@ def evidence_section(ws: Any, options: ReportOptions) -> EvidenceSection:
 # ---- pool, judges, model calls ----------------------------------------------------------------------
 
 
-def pool_section(ws: Any, pool: pd.DataFrame | None, qrels: pd.DataFrame | None,
+def pool_section(ws: Workspace, pool: pd.DataFrame | None, qrels: pd.DataFrame | None,
                  options: ReportOptions) -> PoolSection:
     from trecbench.report import plots
 
@@ -497,7 +500,7 @@ def _topic_counts(frame: pd.DataFrame, qrels: pd.DataFrame | None, rel_level: in
     return topics.astype("int64")
 
 
-def agreement_section(ws: Any, options: ReportOptions) -> AgreementSection:
+def agreement_section(ws: Workspace, options: ReportOptions) -> AgreementSection:
     from trecbench.qrels.agreement import agreement
     from trecbench.qrels.select import latest_per_judge
 
@@ -547,7 +550,7 @@ def _judge_label(kind: str, name: str) -> str:
     return f"{name} ({kind})"
 
 
-def cost_section(ws: Any) -> CostSection:
+def cost_section(ws: Workspace) -> CostSection:
     from trecbench.llm.cache import ResponseCache
     from trecbench.store.model_calls import models_by_purpose
 
@@ -572,7 +575,7 @@ def cost_section(ws: Any) -> CostSection:
     return section
 
 
-def _overview(ws: Any, qrels: pd.DataFrame | None, propagated: int, pool: pd.DataFrame | None,
+def _overview(ws: Workspace, qrels: pd.DataFrame | None, propagated: int, pool: pd.DataFrame | None,
               options: ReportOptions, runs: int) -> Overview:
     from trecbench import __version__
     from trecbench.store.nuggets import nugget_counts

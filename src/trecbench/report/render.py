@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from trecbench.report.collect import Report
 from trecbench.report.scores import BASELINE, BETTER, WORSE
+
+if TYPE_CHECKING:
+    from trecbench.store.workspace import WorkspaceLike
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -70,7 +73,7 @@ def render_html(report: Report) -> str:
     return environment().get_template("report.html.j2").render(r=report, svg=svg)
 
 
-def write_report(workspace: Any, output: str | Path, options: Any = None, *, progress: Any = None) -> Report:
+def write_report(workspace: WorkspaceLike, output: str | Path, options: Any = None, *, progress: Any = None) -> Report:
     """Build the report of `workspace` and write it to `output` (UTF-8 HTML); returns what it showed."""
     from trecbench.report.collect import build_report
 

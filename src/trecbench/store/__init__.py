@@ -4,7 +4,7 @@ from .judgments import Judge, Judgment
 from .pools import PoolSummary, StoredPool, load_pool, save_pool
 from .schema import BrokenDatabase
 from .settings import Settings
-from .workspace import Workspace
+from .workspace import Workspace, WorkspaceLike, as_workspace
 
-__all__ = ["BrokenDatabase", "Judge", "Judgment", "PoolSummary", "Settings", "StoredPool", "Workspace", "load_pool", "save_pool",
-           "text_hash"]
+__all__ = ["BrokenDatabase", "Judge", "Judgment", "PoolSummary", "Settings", "StoredPool", "Workspace", "WorkspaceLike",
+           "as_workspace", "load_pool", "save_pool", "text_hash"]

@@ -14,7 +14,7 @@ import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Union
 
 from trecbench.errors import InputError
 
@@ -29,8 +29,8 @@ from .topics import TopicStore
 # What was defined here before the store was split by what it keeps: `from trecbench.store.workspace
 # import ...` of these names keeps working (`_judgment_sql`: the query plans tests/web/test_web_speed.py pins).
 __all__ = ["CONFIG", "DATABASE", "SESSION_SECONDS", "DraftRun", "Judge", "JudgeStats", "Judgment", "JudgmentRow",
-           "PoolSummary", "Settings", "StoredPool", "Workspace", "_judgment_sql", "load_pool", "now", "save_pool",
-           "text_hash"]
+           "PoolSummary", "Settings", "StoredPool", "Workspace", "WorkspaceLike", "_judgment_sql", "as_workspace",
+           "load_pool", "now", "save_pool", "text_hash"]
 
 CONFIG = "trecbench.toml"
 DATABASE = "bench.sqlite"
@@ -172,6 +172,14 @@ class Workspace(TopicStore, JudgmentStore, PoolStore, AssessorStore, DraftStore,
         if not self.corpus_source:
             raise InputError(str(self.path / CONFIG), 0, "no corpus configured ([corpus] source)")
         return open_corpus(self.corpus_source)
+
+
+WorkspaceLike = Union["Workspace", str, "os.PathLike[str]"]  # what every function that takes a workspace accepts
+
+
+def as_workspace(ws: WorkspaceLike) -> Workspace:
+    """`ws` itself if it is a Workspace, else the workspace in that folder (InputError if it holds none)."""
+    return ws if isinstance(ws, Workspace) else Workspace(ws)
 
 
 def _open_checked(path: Path) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 from typing import Iterable
 
 from markupsafe import Markup
@@ -25,7 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from trecbench.store.workspace import SESSION_SECONDS, Judge, Judgment, Workspace, text_hash
+from trecbench.store.workspace import SESSION_SECONDS, Judge, Judgment, WorkspaceLike, as_workspace, text_hash
 from trecbench.web import auth, nuggets, queries
 from trecbench.web.common import (
     GRADES,
@@ -44,13 +43,13 @@ from trecbench.web.common import (
 from trecbench.web.highlight import highlight, query_terms
 
 
-def create_app(workspace: str | os.PathLike | Workspace, *, require_token: bool, double: bool = False,
+def create_app(workspace: WorkspaceLike, *, require_token: bool, double: bool = False,
                lease_seconds: float = queries.LEASE_SECONDS, pool: str | None = None, host: str = "127.0.0.1",
                allowed_hosts: Iterable[str] = (), throttle: auth.Throttle | None = None) -> Starlette:
     """The app for one workspace, served at `host` (a request naming another host is refused; `allowed_hosts`
     adds names, e.g. a reverse proxy's). `require_token` must be true whenever it listens beyond loopback;
     `pool` names the pool to judge (default: the newest)."""
-    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+    ws = as_workspace(workspace)
     ws.durable = True  # a person's grade is flushed to disk before the page says it is saved
     ws.pool(pool)  # an unknown pool is refused before anything listens
     bench = Bench(ws, require_token=require_token, double=double, lease_seconds=lease_seconds, pool=pool)
@@ -83,7 +82,7 @@ def create_app(workspace: str | os.PathLike | Workspace, *, require_token: bool,
     return app
 
 
-def serve(workspace: str | os.PathLike | Workspace, *, host: str = "127.0.0.1", port: int = 8000, double: bool = False,
+def serve(workspace: WorkspaceLike, *, host: str = "127.0.0.1", port: int = 8000, double: bool = False,
           require_token: bool | None = None, pool: str | None = None, allowed_hosts: Iterable[str] = ()) -> None:
     """Run the app with uvicorn until interrupted; tokens are required unless bound to a loopback address."""
     import logging

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, Iterable, Mapping, NamedTuple, TYPE_CHECKING
 
 import pandas as pd
 
@@ -37,6 +37,9 @@ from trecbench.helpers.messages import some
 from trecbench.errors import InputError, Problem
 from trecbench.evaluation.answers.assign import NOT, PARTIAL, SUPPORT, NuggetAssignment, TopicAssignment
 from trecbench.evaluation.topic_scores import scores_frame
+
+if TYPE_CHECKING:
+    from trecbench.store.workspace import WorkspaceLike
 
 MEASURES = ["V_strict", "V", "A_strict", "A", "W_strict", "W"]
 RULES = ("trecbench", "nuggetizer")
@@ -331,7 +334,7 @@ def score_answers(
     answer_files: Iterable[Any] = (),
     *,
     nuggets: Any = None,
-    workspace: Any = None,
+    workspace: WorkspaceLike | None = None,
     assignments: Iterable[Any] = (),
     assigner: Any = "citation",
     duplicates: str = "same",

@@ -8,9 +8,11 @@ Groups are per topic, as the pool makes them.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Union
+from typing import Iterable, Mapping, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from trecbench.store.workspace import WorkspaceLike
 
 
 @dataclass(frozen=True)
@@ -37,13 +39,13 @@ class DuplicateGroups:
 NONE = DuplicateGroups()
 
 
-def duplicate_groups(workspace: Union[str, "os.PathLike[str]", object], pool: str | None = None) -> DuplicateGroups:
+def duplicate_groups(workspace: WorkspaceLike, pool: str | None = None) -> DuplicateGroups:
     """The duplicate groups of a workspace's pool (the newest unless `pool` names one); empty without a pool."""
     from trecbench.pooling.pool import Pool
-    from trecbench.store import Workspace
+    from trecbench.store import as_workspace
     from trecbench.store.workspace import load_pool
 
-    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)  # type: ignore[arg-type]
+    ws = as_workspace(workspace)
     frame = load_pool(ws, pool)
     if frame is None or frame.empty:
         return NONE

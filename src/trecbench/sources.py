@@ -12,8 +12,6 @@ megabytes, not a Python object per field.
 """
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -21,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from trecbench.errors import InputError, Problem
-from trecbench.files.lines import content_lines, looks_like_jsonl, record_id
+from trecbench.files.lines import iter_json_objects, looks_like_jsonl, record_id
 
 SOURCE_KEY = "source_id"
 START_KEY, END_KEY = "start_char", "end_char"
@@ -140,7 +138,7 @@ def read_spans(corpus: str | Path) -> PassageSpans:
     codes: dict[str, int] = {}
     source, start, end, line = [], [], [], []
     if path.is_file() and looks_like_jsonl(path):
-        for number, record, error in _records(path):
+        for number, record, error in iter_json_objects(path):
             if record is None:
                 problems.append(Problem(str(path), number, error))
                 continue
@@ -160,22 +158,6 @@ def read_spans(corpus: str | Path) -> PassageSpans:
     return PassageSpans(str(path), docids, list(codes), np.asarray(source, dtype=np.int64),
                         np.asarray(start, dtype=np.int64), np.asarray(end, dtype=np.int64),
                         np.asarray(line, dtype=np.int64))
-
-
-def _records(path: Path) -> Iterator[tuple[int, dict | None, str]]:
-    for ln in content_lines(path):
-        if ln.text is None:
-            yield ln.number, None, ln.error
-            continue
-        try:
-            record = json.loads(ln.text)
-        except json.JSONDecodeError as e:
-            yield ln.number, None, f"invalid JSON: {e.msg} (column {e.colno})"
-            continue
-        if not isinstance(record, dict):
-            yield ln.number, None, "expected a JSON object"
-            continue
-        yield ln.number, record, ""
 
 
 def _span_of(record: dict) -> tuple[Span | None, str | None, str]:

@@ -94,3 +94,18 @@ def test_a_workspace_parameter_says_what_it_takes():
                             and "Any" in ast.unparse(arg.annotation):
                         untyped.append(f"{path.relative_to(SRC)}:{node.lineno} {node.name}({arg.arg})")
     assert untyped == []
+
+
+def test_a_test_module_imports_shared_helpers_from_tests_support_not_from_another_folders_tests():
+    """Each folder of tests runs on its own: what two folders share lives in tests/support/."""
+    import ast
+
+    tests = Path(__file__).resolve().parents[1]
+    crossing = []
+    for path in sorted(tests.rglob("test_*.py")):
+        here = {p.stem for p in path.parent.glob("test_*.py")}
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            crossing += [f"{path.relative_to(tests)}: {n}" for n in names if n.startswith("test_") and n not in here]
+    assert crossing == []

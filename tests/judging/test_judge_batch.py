@@ -14,10 +14,8 @@ from typing import Callable
 
 import pytest
 from llm_server import LLMServer, garbled, status
-import test_judge_llm
-from test_judge_llm import grader, judge_args, rows
+from judge_bench import grader, judge_args, rows
 
-bench = test_judge_llm.bench  # the workspace fixture: two topics, six documents, a depth pool
 
 BATCH = ("--batch", "3", "--provider-batch")
 

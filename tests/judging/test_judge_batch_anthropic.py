@@ -11,12 +11,10 @@ import sys
 from contextlib import closing
 
 from llm_server import LLMServer, expired, result_line, status
-import test_judge_llm
 from test_judge_batch import anthropic_args as judge_args, anthropic_live_calls as live_calls, calls, judgments, \
     kill_after_creating, live_copy
-from test_judge_llm import grader, rows
+from judge_bench import grader, rows
 
-bench = test_judge_llm.bench  # the workspace fixture: two topics, six documents, a depth pool
 
 BATCH = ("--batch", "3", "--provider-batch")
 

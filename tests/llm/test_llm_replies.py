@@ -11,7 +11,7 @@ import sys
 
 import pytest
 from llm_server import Behaviour, garbled, ok, out_of_quota, raw_body, reasoning, status
-from test_judge_llm import grader, judge_args, make_judge_bench, rows
+from judge_bench import grader, judge_args, make_judge_bench, rows
 
 from trecbench.llm import ParseError
 from trecbench.llm.parse import final_answer, json_values
@@ -240,8 +240,8 @@ def test_a_judging_run_against_an_openai_compatible_server_never_imports_litellm
 # -- the other tasks through their commands --------------------------------------------------------------
 
 def test_a_fragment_of_a_broken_draft_reply_never_becomes_a_nugget(tmp_path, llm_server, cli_run):
-    from test_nuggets_draft_llm import draft_args, labels, stored
-    from test_nuggets_store import make_bench
+    from nugget_bench import draft_args, labels, stored
+    from nugget_bench import make_bench
 
     from trecbench.llm.prompts import DRAFTING, IMPORTANCE
 
@@ -262,7 +262,7 @@ def test_a_fragment_of_a_broken_draft_reply_never_becomes_a_nugget(tmp_path, llm
 
 def test_the_assigner_takes_the_final_answer_and_refuses_an_echoed_example(llm_server, tmp_path, cli_run,
                                                                             monkeypatch):
-    from test_answers_llm import write
+    from cli_support import write_jsonl as write
 
     from trecbench.llm.prompts import ASSIGNMENT
 
@@ -307,8 +307,8 @@ def test_context_recall_claims_come_from_the_final_answer(llm_server, tmp_path, 
 
 
 def test_a_refused_key_stops_drafting_with_one_line_and_exit_2(tmp_path, llm_server, cli_run):
-    from test_nuggets_draft_llm import draft_args, stored
-    from test_nuggets_store import make_bench
+    from nugget_bench import draft_args, stored
+    from nugget_bench import make_bench
 
     nuggets_bench = make_bench(tmp_path)
     llm_server.script(then=status(401))

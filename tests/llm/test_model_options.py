@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 from llm_server import ok
-from test_judge_llm import grader, judge_args, make_judge_bench, rows
+from judge_bench import grader, judge_args, make_judge_bench, rows
 
 SHARED = {"model", "api_bases", "api_key", "concurrency", "timeout", "max_retries", "rpm", "max_cost", "temperature",
           "input_price", "output_price"}

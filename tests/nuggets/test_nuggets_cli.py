@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from test_nuggets_store import make_bench, rewrite_doc
+from nugget_bench import make_bench, rewrite_doc
 from trecbench.nuggets import read_nuggets
 from trecbench.nuggets.store import NuggetStore
 from trecbench.store import Judge, Judgment, Workspace, text_hash

@@ -8,28 +8,17 @@ import sqlite3
 import pytest
 from llm_server import garbled, ok, status
 
-from test_nuggets_store import DOCS, make_bench
+from nugget_bench import DOCS, MODEL, draft_args, labels, make_bench, stored
 from trecbench.nuggets.drafting.llm import UNLABELLED_NOTE
 from trecbench.nuggets.prompts import parse_labels, parse_update
 from trecbench.llm import ParseError
 from trecbench.nuggets.store import NuggetStore
 from trecbench.store import Workspace, text_hash
 
-MODEL = "openai/gpt-4o-mini"
-
-
-def draft_args(bench, server, *extra):
-    return ["nuggets", "draft", "-w", bench, "--model", MODEL, "--api-base", server.base_url, "--api-key", "test",
-            "--quiet", *extra]
-
 
 def update(*nuggets) -> str:
     """A reply to a window: nuggets as (text, from labels, support labels)."""
     return json.dumps({"nuggets": [{"from": list(f), "text": t, "support": list(s)} for t, f, s in nuggets]})
-
-
-def labels(*values) -> str:
-    return json.dumps([{"nugget": f"N{i}", "importance": v} for i, v in enumerate(values, 1)])
 
 
 def is_label_request(body) -> bool:
@@ -63,10 +52,6 @@ def fake_model(body) -> str:
 @pytest.fixture
 def bench(tmp_path):
     return make_bench(tmp_path)
-
-
-def stored(bench, qid):
-    return NuggetStore(Workspace(bench)).topic(qid)
 
 
 def drafts(bench):

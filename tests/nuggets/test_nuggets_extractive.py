@@ -5,7 +5,7 @@ import sqlite3
 
 from rapidfuzz import fuzz
 
-from test_nuggets_store import make_bench
+from nugget_bench import make_bench
 from trecbench.nuggets.drafting.extractive import ExtractiveSettings, draft_topic, split_sentences, terms
 from trecbench.nuggets.store import NuggetStore
 from trecbench.store import Workspace

@@ -1,7 +1,7 @@
 """`nuggets draft` drafts from documents graded 2 or more unless told otherwise (grade 1: related, no answer)."""
 from __future__ import annotations
 
-from test_nuggets_store import make_bench
+from nugget_bench import make_bench
 from trecbench.nuggets.store import NuggetStore
 from trecbench.store import Workspace
 

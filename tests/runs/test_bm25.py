@@ -265,3 +265,19 @@ def test_unknown_corpus_dataset_is_bad_input(cli_run, tmp_path):
 def test_missing_topics_file_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         bm25_run(SAMPLE / "corpus.jsonl", tmp_path / "missing.tsv")
+
+
+def test_a_log_gets_a_line_when_each_bar_starts_and_ends_and_no_redrawn_frames(tmp_path):
+    import subprocess
+    import sys
+
+    log = tmp_path / "log.txt"
+    with open(log, "wb") as stderr:
+        done = subprocess.run([sys.executable, "-m", "trecbench", "runs", "bm25", "--corpus", SAMPLE / "corpus.jsonl",
+                               "--topics", SAMPLE / "topics.tsv", "-o", tmp_path / "run.txt"], stderr=stderr)
+    assert done.returncode == 0
+    text = log.read_text()
+    assert "\r" not in text
+    lines = text.splitlines()
+    assert "bm25s: analysing: 0 of 170 doc started" in lines and "bm25s: searching: 0 of 12 topic started" in lines
+    assert any(line.startswith("bm25s: searching: 12 of 12 topic done in ") for line in lines)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from trecbench.runs.baselines.analysis import ANALYZER, TermIds, analyze
-from trecbench.helpers.progress import progress_bar
+from trecbench.helpers.progress import draws_bars, progress_bar
 from trecbench.runs.baselines.base import BM25Settings
 
 _DOCIDS = "docids.json"
@@ -49,7 +49,7 @@ class Bm25sBackend:
         model = None
         if vocab:  # bm25s cannot index a corpus without a single term
             model = bm25s.BM25(k1=settings.k1, b=settings.b, method="lucene")
-            model.index((terms, vocab), create_empty_token=False, show_progress=progress)
+            model.index((terms, vocab), create_empty_token=False, show_progress=progress and draws_bars())
         if directory is not None:
             if model is not None:
                 model.save(str(directory))

@@ -388,13 +388,17 @@ def _score_system(run: str, system: StagedContexts, need: dict[str, list[Evidenc
         (q, str(c.id)) for q in system.contexts for c in system.top_k(q, k) if not how.permissions.visible(q, str(c.id))]
     topics = [_score_topic(run, system, qid, items, stages, how) for qid, items in need.items()
               if qid in system.contexts or how.missing_topics != "skip"]
-    unspanned = [] if how.chunking is None else how.chunking.unspanned(
-        str(c.id) for q in system.contexts for s in system.stages for c in system.ranked(q, s))
     return _SystemScores(run, stages, [q for q in need if q not in system.contexts and need[q]],
                          [q for q in system.contexts if q not in need], leaks, [f for t in topics for f in t.funnel],
                          [t.row for t in topics], sum(t.duplicates for t in topics),
-                         tuple(int(sum(n)) for n in zip(*(t.tokens for t in topics))) if how.tokens else (),
-                         unspanned)
+                         tuple(int(sum(n)) for n in zip(*(t.tokens for t in topics))), _unspanned(system, how))
+
+
+def _unspanned(system: StagedContexts, how: _Scoring) -> list[str]:
+    """The system's retrieved docids that have no span in the retrieval chunking (none without one)."""
+    if how.chunking is None:
+        return []
+    return how.chunking.unspanned(str(c.id) for q in system.contexts for s in system.stages for c in system.ranked(q, s))
 
 
 class _TopicScores(NamedTuple):

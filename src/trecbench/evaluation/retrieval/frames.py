@@ -101,10 +101,18 @@ def _run_names(results: list[RunScores], given: list[str | None]) -> list[str]:
     return names
 
 
-def _load_qrels(qrels: Any) -> QrelsColumns:
+def _projected(run: RunColumns, projection: Projection | None, version: int, notes: list[str] | None) -> RunColumns:
+    """The run as the projection scores it (as it is without one)."""
+    return run if projection is None else projection.run(run, version, notes)
+
+
+def _load_qrels(qrels: Any, projection: Projection | None = None, notes: list[str] | None = None) -> QrelsColumns:
+    """The qrels as columns, as the projection (if any) scores against them."""
     if _is_path(qrels):
-        return read_qrels_columns(qrels)
-    return qrels_columns(qrels if isinstance(qrels, QrelsColumns) else checked_frame(qrels, "qrels", "relevance"))
+        columns = read_qrels_columns(qrels)
+    else:
+        columns = qrels_columns(qrels if isinstance(qrels, QrelsColumns) else checked_frame(qrels, "qrels", "relevance"))
+    return columns if projection is None else projection.qrels(columns, notes)
 
 
 def score_runs(
@@ -145,19 +153,16 @@ def score_runs(
     check = Request("judged", None, None, f"Judged@{judged_k}", extra=f"Judged@{judged_k}") if judged_k else None
     if check is not None and check not in requests:
         requests.append(check)
-    qrels_df = _load_qrels(qrels)
-    if projection is not None:
-        qrels_df = projection.qrels(qrels_df, notes)
+    qrels_df = _load_qrels(qrels, projection, notes)
     # one qrels table per relevance level, shared by all runs
     levels = {r.rel_level if r.rel_level is not None else rel_level for r in requests}
     tables: dict[int, QrelsTable] = {level: qrels_table(qrels_df, level) for level in levels}
 
     def one(run: RunLike) -> RunScores:
         # The run's columns are handed over, not kept here: score_run frees them once scored.
-        columns = _read_one(run) if projection is None else projection.run(_read_one(run), trec_eval_version, notes)
-        scores = score_run(columns, qrels_df, requests, rel_level=rel_level, depth=depth,
-                           version=trec_eval_version, missing_topics=missing_topics, tables=tables,
-                           judged_only=judged_only)
+        scores = score_run(_projected(_read_one(run), projection, trec_eval_version, notes), qrels_df, requests,
+                           rel_level=rel_level, depth=depth, version=trec_eval_version, missing_topics=missing_topics,
+                           tables=tables, judged_only=judged_only)
         if check is not None:
             scores.judged = next(s for s in scores.scores if s.label == check.label)
             if check not in asked:  # computed for the check only: not printed

@@ -6,6 +6,7 @@ run on B ranking t1's c2, d1, c1, c3. Then the bundled sample with chunkings mad
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,9 @@ def test_a_new_passage_gets_the_best_grade_of_the_judged_passages_it_covers(tmp_
     # c1 holds a1 (2) and a2 (1); d1 holds b1 (0) and b2 (1); a3 is split over c2 and c3: neither gets it
     assert _grades(projected) == {("t1", "c1"): 2, ("t1", "d1"): 1}
     assert notes == ["1 judged (topic, passage) pair(s) split over several passages of " + str(f["b"]) +
-                     ": no single passage covers them, so none gets their grade"]
+                     ": no single passage covers them, so none gets their grade",
+                     "2 (topic, passage) pair(s) of " + str(f["b"]) + " cover judged passages of different "
+                     "grades: each gets the best of them"]  # c1 (2, 1) and d1 (0, 1)
     half = read_projection(f["a"], f["b"], cover=0.5).qrels(read_qrels_columns(f["qrels"]))
     assert _grades(half) == {("t1", "c1"): 2, ("t1", "c2"): 2, ("t1", "d1"): 1}  # c2 holds 18/27 of a3
 
@@ -43,8 +46,10 @@ def test_judged_passages_the_new_chunking_does_not_cover_are_counted(tmp_path):
 
 def test_runs_on_another_chunking_are_scored_on_the_projected_qrels(tmp_path):
     f = two_chunkings(tmp_path)
-    with pytest.warns(UserWarning, match="1 judged .* split over several passages"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         frame = evaluate(f["qrels"], f["run"], ["P@2", "RR", "R@2", "AP"], projection=read_projection(f["a"], f["b"]))
+    assert [str(w.message).split(" pair(s)")[0] for w in caught] == ["1 judged (topic, passage)", "2 (topic, passage)"]
     # relevant: c1 (2), d1 (1); ranking c2 d1 c1 c3
     assert frame.loc["sys"].tolist() == pytest.approx([0.5, 0.5, 0.5, (1 / 2 + 2 / 3) / 2])
     assert frame.attrs["level"] == "passage" and "projected by source span" in frame.attrs["projection"]

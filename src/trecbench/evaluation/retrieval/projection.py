@@ -7,8 +7,9 @@ Both chunkings name each passage's source document and character span (`trecbenc
   (`trecbench.sources.covered`; 1, the default, means it contains the span), and gets the best grade of
   the judged passages it covers. A judged passage that no single new passage covers (split over several)
   gives its grade to none of them: a piece of a relevant passage is not known to be relevant. Those
-  pairs, and the judged passages the new chunking does not cover at all or that have no span, are counted
-  and printed; a new passage that covers no judged passage is unjudged.
+  pairs, the judged passages the new chunking does not cover at all or that have no span, and the new
+  passages covering judged passages of different grades are counted and printed; a new passage that
+  covers no judged passage is unjudged.
 - Source-document level (`level="document"`, as TREC RAG scores at document level): a document's grade
   is the best grade of its judged passages; a run's document list is its passages' sources in order of
   first appearance in its ranking (trec_eval's order). A passage without a span stands for itself.
@@ -87,7 +88,7 @@ def read_projection(qrels_spans: PathLike | PassageSpans, corpus_spans: PathLike
 
 def _projected_qrels(qrels: QrelsColumns, judged: PassageSpans, new: PassageSpans, cover: float,
                      notes: list[str] | None) -> QrelsColumns:
-    grades: dict[tuple[str, str], int] = {}
+    grades: dict[tuple[str, str], set[int]] = {}
     split = uncovered = 0
     for qid, docid, grade in zip(qrels.qid.strings(), qrels.doc.strings(), qrels.grade.tolist()):
         span = judged.get(docid)
@@ -97,19 +98,30 @@ def _projected_qrels(qrels: QrelsColumns, judged: PassageSpans, new: PassageSpan
         pieces = [(d, new.get(d)) for d, _ in new.overlapping(span)]
         covering = [d for d, s in pieces if s is not None and covered(span, [s], cover)]
         for d in covering:
-            grades[(qid, d)] = max(grades.get((qid, d), grade), grade)
+            grades.setdefault((qid, d), set()).add(grade)
         if not covering:
             if covered(span, [s for _, s in pieces if s is not None], cover):
                 split += 1
             else:
                 uncovered += 1
-    if notes is not None and split:
-        notes.append(f"{split} judged (topic, passage) pair(s) split over several passages of {new.path}: no single "
-                     "passage covers them, so none gets their grade")
-    if notes is not None and uncovered:
-        notes.append(f"{uncovered} judged (topic, passage) pair(s) not covered by {new.path} (or without a span in "
-                     f"{judged.path}): their grades are not carried")
-    return _qrels_of(grades)
+    if notes is not None:
+        notes += _not_carried(split, uncovered, sum(len(g) > 1 for g in grades.values()), judged, new)
+    return _qrels_of({key: max(g) for key, g in grades.items()})
+
+
+def _not_carried(split: int, uncovered: int, mixed: int, judged: PassageSpans, new: PassageSpans) -> list[str]:
+    """A sentence for each kind of pair the projection could not carry as it was."""
+    out = []
+    if split:
+        out.append(f"{split} judged (topic, passage) pair(s) split over several passages of {new.path}: no single "
+                   "passage covers them, so none gets their grade")
+    if uncovered:
+        out.append(f"{uncovered} judged (topic, passage) pair(s) not covered by {new.path} (or without a span in "
+                   f"{judged.path}): their grades are not carried")
+    if mixed:
+        out.append(f"{mixed} (topic, passage) pair(s) of {new.path} cover judged passages of different grades: "
+                   "each gets the best of them")
+    return out
 
 
 def _document_qrels(qrels: QrelsColumns, judged: PassageSpans, notes: list[str] | None) -> QrelsColumns:

@@ -151,14 +151,15 @@ def duplicates_option(f: Callable) -> Callable:
     )(f)
 
 
-def chunking_options(judged_on: str) -> Callable:
+def chunking_options(judged_on: str, holder: str) -> Callable:
     """`--corpus-spans CHUNKING` and `--cover SHARE`: score runs retrieved from another chunking of the same
-    sources, linked by source span to the chunking `judged_on` names (`trecbench.sources.covered`)."""
+    sources, linked by source span to the chunking `judged_on` names (`trecbench.sources.covered`); `holder`
+    says what must hold the share of a judged passage's characters."""
     def decorate(f: Callable) -> Callable:
         f = click.option("--cover", type=click.FloatRange(0, 1, min_open=True), default=1.0, show_default=True,
-                         help="With --corpus-spans: the share of a judged passage's characters the retrieved "
-                              "passages must hold (together) to cover it; 1 asks for every character, so a "
-                              "condition cut into the neighbouring chunk is not counted as found.")(f)
+                         help=f"With --corpus-spans: the share of a judged passage's characters {holder} must hold "
+                              "to cover it; 1 asks for every character, so a condition cut into the neighbouring "
+                              "chunk is not counted as found.")(f)
         return click.option("--corpus-spans", "corpus_spans", type=click.Path(dir_okay=False), default=None,
                             help="The corpus the runs were retrieved from, when it is another chunking of the same "
                                  f"sources: JSONL with source_id, start_char, end_char. Linked to {judged_on} by "

@@ -33,7 +33,7 @@ from trecbench.cli.common import (
 @click.option("--permissions-default", type=click.Choice(["allow", "deny"]), default="allow", show_default=True,
               help="A topic without an entry in --permissions: allow (sees everything) or deny (sees nothing).")
 @duplicates_option
-@chunking_options("--evidence-spans (or -w's corpus)")
+@chunking_options("--evidence-spans (or -w's corpus)", "the retrieved passages (together)")
 @click.option("--evidence-spans", type=click.Path(dir_okay=False), default=None,
               help="With --corpus-spans: the corpus the evidence was made on, with source spans (default: -w's corpus).")
 @click.option("--budget", "budgets", multiple=True, type=click.IntRange(min=1), metavar="N",

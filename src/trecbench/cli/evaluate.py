@@ -72,7 +72,7 @@ def eval_group() -> None:
               help="Runs scored at the same time. Default: one per core (at most 8).")
 @click.option("--against", type=click.Path(dir_okay=False), default=None,
               help="A saved trec_eval -q output: list every (measure, topic) whose value differs; exit 1 if any.")
-@chunking_options("--qrels-spans (or -w's corpus)")
+@chunking_options("--qrels-spans (or -w's corpus)", "one passage of the run's chunking")
 @click.option("--qrels-spans", type=click.Path(dir_okay=False), default=None,
               help="The corpus the qrels were judged on, with source spans, for --corpus-spans or --level document "
                    "(default: -w's corpus).")

@@ -186,7 +186,6 @@ class EvidenceScores:
                                  for f in self.funnel if f.run == run]}
                 for run, stages in self.stages.items()}
 
-
     def _new_notes(self, run: str) -> dict[str, Any]:
         """What another chunking and token budgets add to a run's JSON notes (nothing when not used)."""
         out: dict[str, Any] = {}

@@ -255,3 +255,28 @@ def source_text(spans: PassageSpans, docs, source_id: str) -> tuple[str, np.ndar
         chars[span.start:span.end] = list(docs.text(docid) or " " * len(span))
         covered[span.start:span.end] = True
     return "".join(chars), ~covered
+
+
+DEFAULT_COVER = 1.0  # every character: a condition cut into the neighbouring chunk is not silently counted
+
+
+def held(span: Span, others: list[Span] | tuple[Span, ...]) -> int:
+    """How many characters of `span` the `others` hold together, each character counted once however many
+    of them hold it (spans of other sources hold none)."""
+    pieces = sorted((max(span.start, o.start), min(span.end, o.end)) for o in others
+                    if o.source_id == span.source_id and o.start < span.end and o.end > span.start)
+    total, reached = 0, span.start
+    for start, end in pieces:
+        start = max(start, reached)
+        if end > start:
+            total += end - start
+            reached = end
+    return total
+
+
+def covered(span: Span, others: list[Span] | tuple[Span, ...], share: float = DEFAULT_COVER) -> bool:
+    """The coverage rule linking two chunkings: `others` cover `span` when together they hold at least
+    `share` of its characters (share 1: all of them, which one passage does when it contains the span)."""
+    if not 0 < share <= 1:
+        raise ValueError(f"the share of characters to cover must be in (0, 1], not {share}")
+    return held(span, others) >= share * len(span) - 1e-9

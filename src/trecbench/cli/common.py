@@ -149,3 +149,19 @@ def duplicates_option(f: Callable) -> Callable:
         help="With -w: same: the members of a duplicate group of the workspace's (newest) pool are one document, "
              "as the qrels give them one grade; distinct: every docid counts on its own.",
     )(f)
+
+
+def chunking_options(judged_on: str, holder: str) -> Callable:
+    """`--corpus-spans CHUNKING` and `--cover SHARE`: score runs retrieved from another chunking of the same
+    sources, linked by source span to the chunking `judged_on` names (`trecbench.sources.covered`); `holder`
+    says what must hold the share of a judged passage's characters."""
+    def decorate(f: Callable) -> Callable:
+        f = click.option("--cover", type=click.FloatRange(0, 1, min_open=True), default=1.0, show_default=True,
+                         help=f"With --corpus-spans: the share of a judged passage's characters {holder} must hold "
+                              "to cover it; 1 asks for every character, so a condition cut into the neighbouring "
+                              "chunk is not counted as found.")(f)
+        return click.option("--corpus-spans", "corpus_spans", type=click.Path(dir_okay=False), default=None,
+                            help="The corpus the runs were retrieved from, when it is another chunking of the same "
+                                 f"sources: JSONL with source_id, start_char, end_char. Linked to {judged_on} by "
+                                 "source span.")(f)
+    return decorate

@@ -8,6 +8,7 @@ import click
 
 from trecbench.cli import LazyGroup
 from trecbench.cli.common import (
+    chunking_options,
     format_option,
     missing_topics_option,
     output_option,
@@ -71,8 +72,16 @@ def eval_group() -> None:
               help="Runs scored at the same time. Default: one per core (at most 8).")
 @click.option("--against", type=click.Path(dir_okay=False), default=None,
               help="A saved trec_eval -q output: list every (measure, topic) whose value differs; exit 1 if any.")
+@chunking_options("--qrels-spans (or -w's corpus)", "one passage of the run's chunking")
+@click.option("--qrels-spans", type=click.Path(dir_okay=False), default=None,
+              help="The corpus the qrels were judged on, with source spans, for --corpus-spans or --level document "
+                   "(default: -w's corpus).")
+@click.option("--level", type=click.Choice(["passage", "document"]), default="passage", show_default=True,
+              help="document: score source documents as TREC RAG does (a document's grade is its best passage's; a "
+                   "run's documents are its passages' sources in order of first appearance).")
 def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic, missing_topics, trec_eval_version,
-              judged_only, judged_k, judged_threshold, fmt, output, quiet, threads, against) -> None:
+              judged_only, judged_k, judged_threshold, fmt, output, quiet, threads, against, corpus_spans, cover,
+              qrels_spans, level) -> None:
     """Score RUN files against --qrels or -w BENCH with trec_eval's numbers.
 
     Several runs give one table, a row per run. --format trec_eval prints, for each run, exactly
@@ -80,12 +89,18 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
     standard input (the qrels or one run). A run whose mean Judged@10 is below 0.9 is warned about,
     with its worst topics: its scores count unjudged documents as non-relevant.
 
+    With --corpus-spans, runs made on another chunking of the same sources are scored against the
+    qrels projected by source span (a passage gets the best grade of the judged passages it covers);
+    with --level document, at source-document level. The level and rule are printed (stderr).
+
     \b
     Example:
       trecbench eval retrieval --qrels qrels.txt bm25.txt dense.txt -m nDCG@10 -m R@100 -m AP
       trecbench eval retrieval --qrels qrels.txt bm25.txt -m all_trec -q --format trec_eval
       trecbench eval retrieval --qrels qrels.txt bm25.txt -m all_trec --against bm25.trec_eval.txt
       trecbench eval retrieval -w mybench bm25.txt dense.txt -m nDCG@10
+      trecbench eval retrieval --qrels qrels.txt --qrels-spans corpus.jsonl --corpus-spans chunks.jsonl run.txt
+      trecbench eval retrieval --qrels qrels.txt --qrels-spans corpus.jsonl --level document run.txt
     """
     # Scoring uses no BLAS; starting OpenBLAS's threads costs more CPU than scoring a small run.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -100,15 +115,19 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
     if not measures:
         measures = ("official",) if fmt == "trec_eval" or against else DEFAULT_MEASURES
     _check_usage(qrels_path, workspace, runs, against)
-    notes: list[str] = []
+    projection = _projection(qrels_spans, corpus_spans, cover, level, workspace)
+    notes: list[str] = [] if projection is None else [projection.rule]
     with progress_bar(not quiet and len(runs) > 1, total=len(runs), unit="run", delay=1.0, desc="scoring") as bar:
         try:
             results = score_runs(_qrels(qrels_path, workspace), list(runs), measures, rel_level=rel_level, depth=depth,
                                  missing_topics=missing_topics, trec_eval_version=version, judged_only=judged_only,
                                  on_run_done=lambda: bar.update(1), notes=notes,
-                                 judged_k=judged_k if judged_threshold > 0 else None, threads=threads)
+                                 judged_k=judged_k if judged_threshold > 0 else None, threads=threads,
+                                 projection=projection)
         except MeasureError as e:
             raise click.BadParameter(str(e), param_hint="'-m'") from None
+    if projection is not None:
+        click.echo(notes.pop(0), err=True)  # the level and rule: not a warning
     for warning in [*notes, *low_judged(results, judged_threshold)]:
         click.echo(f"warning: {warning}", err=True)
     if against:
@@ -129,6 +148,25 @@ def _check_usage(qrels_path: str | None, workspace: str | None, runs: tuple[str,
         raise click.UsageError("--against compares one run; give exactly one RUN")
     if [qrels_path, *runs].count("-") > 1:
         raise click.UsageError("standard input (-) can be read once: give it for the qrels or for one run")
+
+
+def _projection(qrels_spans: str | None, corpus_spans: str | None, cover: float, level: str, workspace: str | None):
+    """The projection --corpus-spans or --level document asks for (None for neither): the qrels' chunking is
+    --qrels-spans, else the workspace's corpus."""
+    if corpus_spans is None and level == "passage":
+        if qrels_spans is not None:
+            raise click.UsageError("--qrels-spans links the qrels to --corpus-spans or --level document: give one")
+        return None
+    if qrels_spans is None and workspace is not None:
+        from trecbench.store import Workspace
+
+        qrels_spans = Workspace(workspace).corpus_source
+    if qrels_spans is None:
+        raise click.UsageError("give the chunking the qrels were judged on: --qrels-spans CORPUS (with source "
+                               "spans), or -w BENCH (its corpus)")
+    from trecbench.evaluation.retrieval.projection import read_projection
+
+    return read_projection(qrels_spans, corpus_spans, cover=cover, level=level)
 
 
 def _qrels(qrels_path: str | None, workspace: str | None):

@@ -29,6 +29,8 @@ from .rankings import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .projection import Projection
+
 RunLike = Union[str, "os.PathLike[str]", "pd.DataFrame"]
 DEFAULT_MEASURES = ("AP", "nDCG@10", "R@100", "P@10", "RR")
 
@@ -99,10 +101,18 @@ def _run_names(results: list[RunScores], given: list[str | None]) -> list[str]:
     return names
 
 
-def _load_qrels(qrels: Any) -> QrelsColumns:
+def _projected(run: RunColumns, projection: Projection | None, version: int, notes: list[str] | None) -> RunColumns:
+    """The run as the projection scores it (as it is without one)."""
+    return run if projection is None else projection.run(run, version, notes)
+
+
+def _load_qrels(qrels: Any, projection: Projection | None = None, notes: list[str] | None = None) -> QrelsColumns:
+    """The qrels as columns, as the projection (if any) scores against them."""
     if _is_path(qrels):
-        return read_qrels_columns(qrels)
-    return qrels_columns(qrels if isinstance(qrels, QrelsColumns) else checked_frame(qrels, "qrels", "relevance"))
+        columns = read_qrels_columns(qrels)
+    else:
+        columns = qrels_columns(qrels if isinstance(qrels, QrelsColumns) else checked_frame(qrels, "qrels", "relevance"))
+    return columns if projection is None else projection.qrels(columns, notes)
 
 
 def score_runs(
@@ -119,6 +129,7 @@ def score_runs(
     notes: list[str] | None = None,
     judged_k: int | None = None,
     threads: int | None = None,
+    projection: Projection | None = None,
 ) -> list[RunScores]:
     """Score each run; the result keeps trec_eval's printing order and kinds (see `evaluate`).
 
@@ -126,6 +137,8 @@ def score_runs(
     asked for in a way trec_eval would read differently than intended go to `notes`. With `judged_k`,
     each result's `judged` holds Judged@judged_k per topic, for `low_judged`. `threads`: runs scored
     at the same time (default: one per core it may run on, at most 8); 1 scores them one after another.
+    `projection` (`projection.read_projection`): runs made on another chunking of the qrels' sources, or
+    scored at source-document level; the pairs it could not carry are counted in `notes`.
     """
     if trec_eval_version not in (9, 10):
         raise MeasureError(f"trec_eval version must be 9 or 10, not {trec_eval_version}")
@@ -140,16 +153,16 @@ def score_runs(
     check = Request("judged", None, None, f"Judged@{judged_k}", extra=f"Judged@{judged_k}") if judged_k else None
     if check is not None and check not in requests:
         requests.append(check)
-    qrels_df = _load_qrels(qrels)
+    qrels_df = _load_qrels(qrels, projection, notes)
     # one qrels table per relevance level, shared by all runs
     levels = {r.rel_level if r.rel_level is not None else rel_level for r in requests}
     tables: dict[int, QrelsTable] = {level: qrels_table(qrels_df, level) for level in levels}
 
     def one(run: RunLike) -> RunScores:
         # The run's columns are handed over, not kept here: score_run frees them once scored.
-        scores = score_run(_read_one(run), qrels_df, requests, rel_level=rel_level, depth=depth,
-                           version=trec_eval_version, missing_topics=missing_topics, tables=tables,
-                           judged_only=judged_only)
+        scores = score_run(_projected(_read_one(run), projection, trec_eval_version, notes), qrels_df, requests,
+                           rel_level=rel_level, depth=depth, version=trec_eval_version, missing_topics=missing_topics,
+                           tables=tables, judged_only=judged_only)
         if check is not None:
             scores.judged = next(s for s in scores.scores if s.label == check.label)
             if check not in asked:  # computed for the check only: not printed
@@ -188,6 +201,7 @@ def evaluate(
     trec_eval_version: int = 9,
     judged_only: bool = False,
     threads: int | None = None,
+    projection: Projection | None = None,
 ) -> pd.DataFrame:
     """Score runs against qrels; values are identical to trec_eval's.
 
@@ -201,6 +215,10 @@ def evaluate(
     trec_eval_version: 9 (trec_eval 9.0.8, pytrec_eval, ir-measures) or 10 (trec_eval 10.0).
     judged_only: drop the documents the qrels do not grade before scoring (condensed lists, trec_eval -J).
     threads: runs scored at the same time (default: one per core, at most 8).
+    projection: `read_projection(qrels_spans, corpus_spans, cover=1.0, level="passage")`: runs made on
+        another chunking of the same sources (qrels projected by source span), or scored at
+        source-document level (`level="document"`); the frame's attrs["level"] and attrs["projection"]
+        name what was done.
 
     Returns one row per run (index `run`), a column per measure; with per_topic, rows are indexed by
     (run, query_id) with every topic followed by the `all` row.
@@ -210,10 +228,14 @@ def evaluate(
     """
     notes: list[str] = []
     results = score_runs(qrels, runs, measures, rel_level=rel_level, depth=depth, missing_topics=missing_topics,
-                         trec_eval_version=trec_eval_version, judged_only=judged_only, notes=notes, threads=threads)
+                         trec_eval_version=trec_eval_version, judged_only=judged_only, notes=notes, threads=threads,
+                         projection=projection)
     for note in notes:
         warnings.warn(note, stacklevel=2)
-    return to_frame(results, per_topic=per_topic)
+    frame = to_frame(results, per_topic=per_topic)
+    if projection is not None:
+        frame.attrs.update(level=projection.level, projection=projection.rule)
+    return frame
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from test_evidence_chunkings import SAMPLE, _lines, sample_chunkings, two_chunkings
+from chunkings import sample_chunkings, two_chunkings, write_lines
+from paths import SAMPLE
 from trecbench import evaluate
 from trecbench.evaluation.retrieval.projection import read_projection
 from trecbench.evaluation.retrieval.rankings import read_qrels_columns
@@ -37,7 +38,7 @@ def test_a_new_passage_gets_the_best_grade_of_the_judged_passages_it_covers(tmp_
 
 def test_judged_passages_the_new_chunking_does_not_cover_are_counted(tmp_path):
     f = two_chunkings(tmp_path)
-    short = _lines(tmp_path / "short.jsonl", [json.loads(line) for line in f["b"].read_text().splitlines()][:2])
+    short = write_lines(tmp_path / "short.jsonl", [json.loads(line) for line in f["b"].read_text().splitlines()][:2])
     notes: list[str] = []
     projected = read_projection(f["a"], short).qrels(read_qrels_columns(f["qrels"]), notes)
     assert _grades(projected) == {("t1", "c1"): 2}
@@ -159,7 +160,7 @@ def test_the_sample_merged_in_pairs_grades_each_merged_passage_by_its_best_half(
                      "end_char": len(text)}]
         merged.append({"id": source, "contents": text, "source_id": source, "start_char": 0, "end_char": len(text)})
         members[first["id"]] = members[second["id"]] = source
-    a, b = _lines(tmp_path / "a.jsonl", a_lines), _lines(tmp_path / "merged.jsonl", merged)
+    a, b = write_lines(tmp_path / "a.jsonl", a_lines), write_lines(tmp_path / "merged.jsonl", merged)
     projected = _grades(read_projection(a, b).qrels(read_qrels_columns(SAMPLE / "qrels.txt")))
     expected: dict[tuple[str, str], int] = {}
     for line in (SAMPLE / "qrels.txt").read_text().splitlines():

@@ -10,7 +10,7 @@ import socket
 
 import pytest
 
-from test_evidence_chunkings import two_chunkings
+from chunkings import two_chunkings
 from trecbench.evaluation.evidence.budgets import Budget, TokenCounter, tokenizer, within_budget
 from trecbench.evaluation.evidence.chunkings import read_chunking
 from trecbench.evaluation.evidence.contexts import Context

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
 
 from .base import Connected, now, row_id
+from .corpus_versions import current_version_id
 
 
 @dataclass(frozen=True)
@@ -108,18 +109,21 @@ class JudgmentStore(Connected):
         return self.record_many([judgment])[0]
 
     def record_many(self, judgments: Iterable[Judgment]) -> list[int]:
+        """Write judgments in one transaction; each records the corpus version it was made on (the current
+        one: one lookup for the batch; None before the workspace has versions)."""
         judgments = list(judgments)
         ids = {j.judge: self.judge_id(j.judge) for j in judgments}
         out = []
         with self.transaction() as c:
+            version = current_version_id(c)
             for j in judgments:
                 if j.status == "ok" and j.grade is None:
                     raise ValueError("a judgment with status ok needs a grade")
                 cur = c.execute(
                     "INSERT INTO judgments (qid, docid, grade, status, judge_id, raw_reply, rationale, error, "
-                    "propagated_from, doc_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "propagated_from, doc_hash, created_at, corpus_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (j.qid, j.docid, j.grade if j.status == "ok" else None, j.status, ids[j.judge], j.raw_reply,
-                     j.rationale, j.error, j.propagated_from, j.doc_hash, j.created_at))
+                     j.rationale, j.error, j.propagated_from, j.doc_hash, j.created_at, version))
                 out.append(row_id(cur))
         return out
 

@@ -8,14 +8,17 @@ version of a million passages costs a row of ~80 bytes each. The records and the
 """
 from __future__ import annotations
 
+import hashlib
 import sqlite3
-from typing import Iterable, Iterator, NamedTuple
+import threading
+from typing import Any, Iterable, Iterator, NamedTuple
 
-from .base import now, row_id
+from .base import Connected, now, row_id
 
-__all__ = ["VersionRow", "PassageRow", "current_version_id", "version_rows", "insert_version", "finish_version",
-           "insert_passages", "passage_rows", "has_docids", "keep_texts", "kept_texts", "live_judgments",
-           "stale_judgment_rows", "referenced_docids", "copy_judgments", "insert_changes", "change_rows"]
+__all__ = ["CorpusVersionStore", "VersionRow", "PassageRow", "current_version_id", "version_rows", "insert_version",
+           "finish_version", "insert_passages", "passage_rows", "has_docids", "keep_texts", "kept_texts",
+           "unkept_passages", "live_judgments", "stale_judgment_rows", "referenced_docids", "copy_judgments",
+           "insert_changes", "change_rows"]
 
 CHUNK = 500  # docids per `IN (...)` query (SQLite allows 999 parameters in older builds)
 
@@ -121,6 +124,65 @@ def kept_texts(conn: sqlite3.Connection, hashes: Iterable[bytes]) -> dict[bytes,
 # A judgment's own passage: the one of the version it was made on (before versions existed: the first).
 _OWN = ("LEFT JOIN corpus_passages own ON own.version = COALESCE(j.corpus_version, :first) AND own.docid = j.docid "
         "LEFT JOIN corpus_passages cur ON cur.version = :current AND cur.docid = j.docid ")
+
+
+def unkept_passages(conn: sqlite3.Connection, version: int, docids: Iterable[str]) -> list[tuple[str, bytes]]:
+    """(docid, text hash) of the version's passages among `docids` whose text is not kept yet."""
+    out: list[tuple[str, bytes]] = []
+    for chunk in _chunks(sorted(set(docids))):
+        marks = ", ".join("?" * len(chunk))
+        out += conn.execute(f"SELECT p.docid, p.text_hash FROM corpus_passages p WHERE p.version = ? AND p.docid IN "
+                            f"({marks}) AND NOT EXISTS (SELECT 1 FROM corpus_texts t WHERE t.hash = p.text_hash)",
+                            (version, *chunk)).fetchall()
+    return out
+
+
+class CorpusVersionStore(Connected):
+    """Keeping the texts of judged passages (part of `Workspace`, used by the judgments' record path)."""
+
+    _texts_lock = threading.Lock()
+
+    def corpus(self) -> Any:
+        """The workspace's corpus (`Workspace.corpus`)."""
+        raise NotImplementedError
+
+    @property
+    def corpus_source(self) -> str | None:
+        raise NotImplementedError
+
+    def keep_judged_texts(self, conn: sqlite3.Connection, version: int | None, docids: Iterable[str]) -> None:
+        """Keep, by hash, the texts of the judged passages of `version` not kept yet (inside the caller's
+        transaction), read from the workspace's corpus file: so a corpus update still knows the text judged
+        when the file is overwritten in place. A text that no longer has its version's hash, a corpus that
+        cannot be read or an ir_datasets one (its documents do not change) keeps nothing."""
+        if version is None:
+            return
+        todo = unkept_passages(conn, version, docids)
+        corpus = self._text_corpus() if todo else None
+        if corpus is None:
+            return
+        texts = []
+        for docid, h in todo:
+            text = corpus.text(docid)
+            if text is not None and hashlib.sha256(text.encode("utf-8")).digest() == h:
+                texts.append((h, text))
+        keep_texts(conn, texts)
+
+    def _text_corpus(self) -> Any:
+        """The corpus texts are kept from, opened once per workspace object; None when there is none to read."""
+        from trecbench.errors import InputError
+
+        with self._texts_lock:
+            source = self.corpus_source
+            opened = getattr(self, "_kept_from", None)
+            if opened is None or opened[0] != source:
+                try:
+                    corpus = self.corpus() if source and not source.startswith("irds:") else None
+                except (InputError, OSError):
+                    corpus = None
+                opened = (source, corpus)
+                self._kept_from = opened
+            return opened[1]
 
 
 def live_judgments(conn: sqlite3.Connection, current: int, first: int) -> list[tuple]:

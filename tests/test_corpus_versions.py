@@ -17,8 +17,9 @@ import pytest
 from trecbench.demo import sample_dir
 from trecbench.nuggets.store import NuggetStore
 from trecbench.sources import check_spans, read_spans
-from trecbench.store import Judge, Judgment, Workspace
-from trecbench.versions import corpus_changes, corpus_versions, update_corpus
+from trecbench.errors import InputError
+from trecbench.store import Judge, Judgment, Workspace, text_hash
+from trecbench.versions import corpus_changes, corpus_versions, update_corpus, version_passages
 
 SAMPLE = sample_dir()
 VERSIONS = SAMPLE / "versions"
@@ -267,3 +268,23 @@ def test_judgments_record_their_corpus_version_and_keep_the_judged_text(tmp_path
     shutil.copy(VERSIONS / "v2.jsonl", copy)
     report = update_corpus(ws, str(copy), sources=str(VERSIONS / "sources.jsonl"))
     assert report.balanced() and report.counts["judgment"]["carried"] == 1 and report.review_pool is None
+    corpus.unlink()  # an older version stays readable without its file: spans, hashes, kept texts
+    old = version_passages(ws, "v1", ["HB-ACC-04", "HB-ACC-02", "nope"])
+    assert sorted(old) == ["HB-ACC-02", "HB-ACC-04"] and old["HB-ACC-04"].text == text
+    assert old["HB-ACC-04"].text_hash == text_hash(text) and old["HB-ACC-02"].text is None
+    assert old["HB-ACC-04"].span is not None and old["HB-ACC-04"].span.source_id == "HB-ACC"
+    assert "HB-ACC-02" not in version_passages(ws, "v2", ["HB-ACC-02"])
+    with pytest.raises(InputError, match="no corpus version 'v9' \\(there are v1, v2\\)"):
+        version_passages(ws, "v9", [])
+
+
+def test_an_update_that_carried_everything_has_nothing_to_review(tmp_path, cli_run):
+    bench = tmp_path / "bench"
+    assert cli_run("init", bench, "--corpus", VERSIONS / "v1.jsonl").exit_code == 0
+    assert cli_run("qrels", "import", SAMPLE / "qrels.txt", "-w", bench, "--judge", "nist").exit_code == 0
+    done = cli_run("corpus", "update", "-w", bench, VERSIONS / "v1.jsonl")
+    assert table(done.stdout)["judgments"] == {"carried": 498, "mapped": 0, "split": 0, "changed": 0, "retired": 0,
+                                               "total": 498, "before": 498}
+    assert cli_run("corpus", "changes", "-w", bench).stdout == "nothing to review\n"
+    assert cli_run("qrels", "export", "-w", bench, "-o", tmp_path / "q.txt").exit_code == 0
+    assert len((tmp_path / "q.txt").read_text().splitlines()) == 498

@@ -30,6 +30,7 @@ The workspace and its qrels
     agreement                                        two judges: kappa, confusion matrix, ranking agreement
     draw_sample, validate_judges                     is a model judge good enough? (`judge validate`)
     audit_qrels, read_audit                          old qrels re-judged by a model, disagreements queued (`judge llm --audit`)
+    update_corpus, corpus_versions, corpus_changes   a new corpus version: judgments and links carried by span (`corpus update`)
 
 Models
     ModelConfig, LLM, Budget                         which model and how; the client; a --max-cost limit
@@ -119,6 +120,7 @@ _EXPORTS = {
     "read_audit": "trecbench.judging.audit",
     "workspace_qrels": "trecbench.qrels.select",
     "import_qrels": "trecbench.qrels.imports",
+    "update_corpus": "trecbench.versions", "corpus_versions": "trecbench.versions", "corpus_changes": "trecbench.versions",
     "WorkspaceQrels": "trecbench.qrels.select",
     "propagated_qrels": "trecbench.qrels.select",
     "InputError": "trecbench.errors",

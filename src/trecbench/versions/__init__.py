@@ -7,9 +7,9 @@ says what is carried, what needs people and what the qrels hold.
 """
 from .changes import QUEUED, CorpusChange, corpus_changes
 from .locate import find_edited, find_exact, word_diff
-from .register import CorpusVersion, corpus_versions, ensure_versions
+from .register import CorpusVersion, VersionPassage, corpus_versions, ensure_versions, version_passages
 from .update import KINDS, MAY_BE_CUT, OUTCOMES, REVIEW, CorpusUpdate, Outcome, update_corpus
 
 __all__ = ["CorpusChange", "CorpusUpdate", "CorpusVersion", "KINDS", "MAY_BE_CUT", "OUTCOMES", "Outcome", "QUEUED",
            "REVIEW", "corpus_changes", "corpus_versions", "ensure_versions", "find_edited", "find_exact",
-           "update_corpus", "word_diff"]
+           "update_corpus", "version_passages", "VersionPassage", "word_diff"]

@@ -13,12 +13,13 @@ from typing import Any, Iterable, NamedTuple
 import numpy as np
 
 from trecbench.errors import InputError
-from trecbench.sources import PassageSpans, check_spans, read_spans
+from trecbench.sources import PassageSpans, Span, check_spans, read_spans
 from trecbench.store import corpus_versions as queries
 from trecbench.store.corpus_versions import PassageRow, VersionRow
 
-__all__ = ["CorpusVersion", "digest", "version_name", "checked_spans", "register_version", "ensure_versions",
-           "corpus_versions", "as_workspace"]
+__all__ = ["CorpusVersion", "VersionPassage", "version_passages", "digest", "version_name", "checked_spans",
+           "register_version", "ensure_versions", "corpus_versions", "as_workspace", "stale_judgments",
+           "current_docids", "Stale"]
 
 BATCH = 20_000  # passages per executemany: what registering holds in memory besides the spans
 
@@ -34,6 +35,33 @@ class CorpusVersion(NamedTuple):
     spans: int
     parent: str | None
     current: bool
+
+
+class VersionPassage(NamedTuple):
+    """A passage as a version keeps it: its source span (None without one), its text's sha256 (hex, as
+    `trecbench.store.text_hash` gives it) and its text when the workspace kept it (judged or linked)."""
+
+    docid: str
+    span: Span | None
+    text_hash: str
+    text: str | None
+
+
+def version_passages(ws: Any, version: str, docids: Iterable[str]) -> dict[str, VersionPassage]:
+    """{docid: passage} of the passages among `docids` that corpus version `version` (v1, v2...) has: an older
+    version stays readable when its corpus file is gone. InputError for a version the workspace lacks."""
+    ws = as_workspace(ws)
+    rows = ensure_versions(ws)
+    chosen = next((r for r in rows if r.name == version), None)
+    if chosen is None:
+        raise InputError(str(ws.path), 0, f"no corpus version {version!r} (there are "
+                                          f"{', '.join(r.name for r in rows)})")
+    conn = ws.connection()
+    found = queries.passage_rows(conn, chosen.id, docids)
+    texts = queries.kept_texts(conn, [p.text_hash for p in found.values()])
+    return {d: VersionPassage(d, Span(p.source_id, p.start, p.end) if p.source_id is not None and p.start is not None
+                              and p.end is not None else None, p.text_hash.hex(), texts.get(p.text_hash))
+            for d, p in found.items()}
 
 
 def digest(text: str) -> bytes:

@@ -204,8 +204,12 @@ def _one(ref: Ref, texts, new_hash, spans: PassageSpans, docs, found: _Sources) 
     source = found.text(p.source_id)
     if source is None:
         return replace(base, outcome="retired", note=f"source {p.source_id!r} is gone")
-    assert p.start is not None and p.end is not None  # a passage with a source has a span
-    old_text = texts.get(p.text_hash)
+    return _by_span(base, p, texts.get(p.text_hash), source, spans)
+
+
+def _by_span(base: Outcome, p: PassageRow, old_text: str | None, source: str, spans: PassageSpans) -> Outcome:
+    """The outcome of a passage with a span whose source is in the new version: where its text is now."""
+    assert p.source_id is not None and p.start is not None and p.end is not None
     if old_text is None and digest(source[p.start:p.end]) == p.text_hash:
         old_text = source[p.start:p.end]
     if old_text is None:  # neither kept nor in the old corpus file: compared where it was

@@ -241,6 +241,12 @@ def test_a_workspace_made_before_versions_registers_its_corpus_as_v1_on_first_us
     conn.execute("INSERT INTO judgments (qid, docid, grade, status, judge_id, created_at) "
                  "VALUES ('T02', 'HB-RB-02', 2, 'ok', 1, 'then')")
     conn.close()
+    dry = cli_run("corpus", "update", "-w", bench, VERSIONS / "v2.jsonl", "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert table(dry.stdout)["judgments"]["split"] == 1 and "corpus v1 -> v2" in dry.stdout
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM corpus_versions").fetchone() == (0,)  # the dry run wrote nothing
+    conn.close()
     listed = cli_run("corpus", "versions", "-w", bench)
     assert listed.exit_code == 0, listed.output
     assert listed.stdout.splitlines()[1].split("\t")[:4] == ["v1*", listed.stdout.splitlines()[1].split("\t")[1],

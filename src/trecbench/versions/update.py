@@ -123,13 +123,37 @@ def update_corpus(ws: Any, corpus: str, *, sources: str | None = None, dry_run: 
 
     InputError for a corpus whose passages are not their spans (`path:line`).
     """
+    ws = as_workspace(ws)
+    spans = checked_spans(corpus, sources)
+    if dry_run and not queries.version_rows(ws.connection()):
+        # a workspace made before versions existed registers v1 first: in a transaction undone afterwards
+        try:
+            with ws.transaction():
+                raise _Undone(_account(ws, corpus, sources, spans, dry_run=True)[0])
+        except _Undone as undone:
+            return undone.report
+    report, docs, texts, parent = _account(ws, corpus, sources, spans, dry_run=dry_run)
+    if dry_run:
+        return report
+    return _apply(ws, report, spans, docs, sources, parent, texts, author)
+
+
+class _Undone(Exception):
+    """Carries a dry run's account out of the transaction it rolls back."""
+
+    def __init__(self, report: CorpusUpdate):
+        super().__init__("dry run")
+        self.report = report
+
+
+def _account(ws, corpus: str, sources: str | None, spans: PassageSpans, *,
+             dry_run: bool) -> tuple[CorpusUpdate, Any, dict[bytes, str], int]:
+    """The update's account, the new corpus, the old texts it read and the current version's id."""
     from trecbench.corpus import open_corpus
     from trecbench.nuggets.store import NuggetStore
 
-    ws = as_workspace(ws)
     versions = ensure_versions(ws)
     old, first = versions[-1], versions[0]
-    spans = checked_spans(corpus, sources)
     docs = open_corpus(corpus)
     refs = _references(ws, NuggetStore(ws), old.id, first.id)
     new_hash = {docid: _digest_or_none(docs.text(docid)) for docid in {r.docid for r in refs}}
@@ -137,9 +161,7 @@ def update_corpus(ws: Any, corpus: str, *, sources: str | None = None, dry_run: 
     texts = _old_texts(ws, moved, old)  # only what did not stay: a carried passage's text is in the new file
     outcomes = _classify(refs, texts, new_hash, spans, docs, open_corpus(sources) if sources else None)
     report = _report(old.name, version_name(len(versions) + 1), corpus, refs, outcomes, dry_run)
-    if dry_run:
-        return report
-    return _apply(ws, report, spans, docs, sources, old.id, texts, author)
+    return report, docs, texts, old.id
 
 
 def _digest_or_none(text: str | None) -> bytes | None:

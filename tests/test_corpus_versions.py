@@ -294,3 +294,20 @@ def test_an_update_that_carried_everything_has_nothing_to_review(tmp_path, cli_r
     assert cli_run("corpus", "changes", "-w", bench).stdout == "nothing to review\n"
     assert cli_run("qrels", "export", "-w", bench, "-o", tmp_path / "q.txt").exit_code == 0
     assert len((tmp_path / "q.txt").read_text().splitlines()) == 498
+
+
+def test_recording_a_batch_looks_its_version_up_once_and_reads_only_new_texts(tmp_path):
+    ws = Workspace.init(tmp_path / "bench", corpus=str(VERSIONS / "v1.jsonl"))
+    docids = [json.loads(line)["id"] for line in (VERSIONS / "v1.jsonl").read_text().splitlines()][:60]
+    seen: list[str] = []
+    ws.connection().set_trace_callback(seen.append)
+    ws.record_many([Judgment("T01", d, 1, Judge("import", "file")) for d in docids])
+    version_lookups = [s for s in seen if "corpus_versions" in s]
+    assert len(version_lookups) == 1 and len([s for s in seen if "FROM corpus_passages" in s]) == 1
+    assert len([s for s in seen if s.startswith("INSERT OR IGNORE INTO corpus_texts")]) == 60  # a row per text
+    seen.clear()
+    ws.record_many([Judgment("T02", d, 2, Judge("import", "file")) for d in docids])  # texts kept already
+    assert [s for s in seen if "corpus_texts (hash" in s] == []
+    ws.connection().set_trace_callback(None)
+    assert len(version_passages(ws, "v1", docids)) == 60
+    assert all(p.text is not None for p in version_passages(ws, "v1", docids).values())

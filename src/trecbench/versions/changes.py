@@ -3,7 +3,8 @@ with the old text, the text where it is now and their word diff."""
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple
+import os
+from typing import TYPE_CHECKING, NamedTuple
 
 from trecbench.errors import InputError
 from trecbench.sources import Span
@@ -11,6 +12,9 @@ from trecbench.store import corpus_versions as queries
 
 from .locate import word_diff
 from .register import as_workspace, ensure_versions
+
+if TYPE_CHECKING:
+    from trecbench.store import Workspace
 
 __all__ = ["CorpusChange", "corpus_changes", "QUEUED"]
 
@@ -40,7 +44,8 @@ class CorpusChange(NamedTuple):
         return word_diff(self.old_text, self.new_text)
 
 
-def corpus_changes(ws: Any, version: str | None = None, *, outcomes: tuple[str, ...] = QUEUED) -> list[CorpusChange]:
+def corpus_changes(ws: "Workspace | str | os.PathLike", version: str | None = None, *,
+                   outcomes: tuple[str, ...] = QUEUED) -> list[CorpusChange]:
     """The items of `outcomes` (default: what needs people) of the update that made `version` (default: the
     current version), in the order the update recorded them. InputError for a version the workspace lacks."""
     ws = as_workspace(ws)

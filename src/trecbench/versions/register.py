@@ -7,8 +7,9 @@ A workspace made before versions existed gets its corpus registered as v1 the fi
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 import numpy as np
 
@@ -16,6 +17,9 @@ from trecbench.errors import InputError
 from trecbench.sources import PassageSpans, Span, check_spans, read_spans
 from trecbench.store import corpus_versions as queries
 from trecbench.store.corpus_versions import PassageRow, VersionRow
+
+if TYPE_CHECKING:
+    from trecbench.store import Workspace
 
 __all__ = ["CorpusVersion", "VersionPassage", "version_passages", "digest", "version_name", "checked_spans",
            "register_version", "ensure_versions", "corpus_versions", "as_workspace", "stale_judgments",
@@ -47,7 +51,7 @@ class VersionPassage(NamedTuple):
     text: str | None
 
 
-def version_passages(ws: Any, version: str, docids: Iterable[str]) -> dict[str, VersionPassage]:
+def version_passages(ws: "Workspace | str | os.PathLike", version: str, docids: Iterable[str]) -> dict[str, VersionPassage]:
     """{docid: passage} of the passages among `docids` that corpus version `version` (v1, v2...) has: an older
     version stays readable when its corpus file is gone. InputError for a version the workspace lacks."""
     ws = as_workspace(ws)
@@ -74,7 +78,7 @@ def version_name(number: int) -> str:
     return f"v{number}"
 
 
-def as_workspace(ws: Any):
+def as_workspace(ws: "Workspace | str | os.PathLike") -> "Workspace":
     """A `Workspace`, given one or its path."""
     from trecbench.store import Workspace
 
@@ -157,7 +161,7 @@ def ensure_versions(ws: Any) -> list[VersionRow]:
     return queries.version_rows(ws.connection())
 
 
-def corpus_versions(ws: Any) -> list[CorpusVersion]:
+def corpus_versions(ws: "Workspace | str | os.PathLike") -> list[CorpusVersion]:
     """The workspace's corpus versions, oldest first, the current one (the newest) marked; registers the
     corpus as v1 in a workspace made before versions existed."""
     ws = as_workspace(ws)

@@ -22,7 +22,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trecbench.sources import PassageSpans, Span, source_text
 from trecbench.store import corpus_versions as queries
@@ -30,6 +30,9 @@ from trecbench.store.corpus_versions import PassageRow
 
 from .locate import find_edited, find_exact
 from .register import as_workspace, checked_spans, digest, ensure_versions, register_version, version_name
+
+if TYPE_CHECKING:
+    from trecbench.store import Workspace
 
 __all__ = ["OUTCOMES", "KINDS", "REVIEW", "MAY_BE_CUT", "Outcome", "CorpusUpdate", "update_corpus"]
 
@@ -115,7 +118,7 @@ class _Sources:
         return source_text(self.spans, self.docs, source_id)[0]
 
 
-def update_corpus(ws: Any, corpus: str, *, sources: str | None = None, dry_run: bool = False,
+def update_corpus(ws: "Workspace | str | os.PathLike", corpus: str, *, sources: str | None = None, dry_run: bool = False,
                   author: str = "corpus-update") -> CorpusUpdate:
     """Compare the workspace's current corpus version with `corpus` (its sources file `sources`) and account
     for every judgment and nugget link (module doc); unless `dry_run`, register the new version, record the

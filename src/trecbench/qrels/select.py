@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from trecbench.versions.register import Stale
 
 KIND_ORDER = {"human": 0, "import": 1, "model": 2}
 PREFER = ("human", "model", "latest")
@@ -66,11 +69,10 @@ def workspace_qrels(ws: Any, *, judge: str | None = None, prefer: str = "human",
     """
     from trecbench.store import Workspace
     from trecbench.store.workspace import load_pool
+    from trecbench.versions.register import stale_judgments
 
     ws = ws if isinstance(ws, Workspace) else Workspace(ws)
     candidates = load_pool(ws, pool if pool is not None else grouping_pool(ws), qid=qid)
-    from trecbench.versions.register import stale_judgments
-
     judgments = ws.grade_rows(qid=qid)
     stale = stale_judgments(ws, qid=qid)
     if stale is not None and stale.rows:
@@ -86,7 +88,8 @@ def workspace_qrels(ws: Any, *, judge: str | None = None, prefer: str = "human",
                           unjudged_candidates(candidates, qrels), left_out, stale.version if stale else None)
 
 
-def current_version_qrels(ws: Any, stale: Any, qrels: pd.DataFrame, propagated: int) -> tuple[pd.DataFrame, int, int]:
+def current_version_qrels(ws: Any, stale: "Stale", qrels: pd.DataFrame,
+                          propagated: int) -> tuple[pd.DataFrame, int, int]:
     """The qrels of pairs whose docid is a passage of the current corpus version (a duplicate's grade lent to
     a docid of an older version goes too), the propagated count among them, and how many judged pairs were
     left out, said in a note line (logged as a warning: never silently)."""
@@ -113,7 +116,6 @@ def grouping_pool(ws: Any) -> str | None:
     """The pool whose duplicate groups propagate grades by default: the newest pooled one, not a judging
     sample drawn from it (validation sample, audit queue); None, the newest of all, when there is only those."""
     from trecbench.judging.samples import is_sample
-
     from trecbench.versions import REVIEW
 
     # an update's review pool has no duplicate groups: the pool of runs before it still lends grades

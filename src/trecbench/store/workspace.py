@@ -97,9 +97,12 @@ class Workspace(TopicStore, JudgmentStore, PoolStore, AssessorStore, DraftStore,
         return ws
 
     def set_corpus(self, source: str) -> None:
-        """Make `source` the workspace's corpus in trecbench.toml (what a corpus update does last)."""
+        """Make `source` the workspace's corpus in trecbench.toml (what a corpus update does last; the file is
+        replaced whole, so a kill leaves the old settings or the new)."""
+        from trecbench.files.output import write_output
+
         self.settings.corpus = _portable(source, self.path)
-        (self.path / CONFIG).write_text(self.settings.to_toml(), encoding="utf-8")
+        write_output(self.path / CONFIG, self.settings.to_toml())
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection (autocommit; WAL; waits up to 30 s for another writer)."""

@@ -311,3 +311,43 @@ def test_recording_a_batch_looks_its_version_up_once_and_reads_only_new_texts(tm
     ws.connection().set_trace_callback(None)
     assert len(version_passages(ws, "v1", docids)) == 60
     assert all(p.text is not None for p in version_passages(ws, "v1", docids).values())
+
+
+def test_passages_without_spans_are_carried_changed_or_retired_by_docid(tmp_path, cli_run):
+    lines = (SAMPLE / "corpus.jsonl").read_text().splitlines()  # the sample corpus has no spans
+    bench = tmp_path / "bench"
+    assert cli_run("init", bench, "--corpus", SAMPLE / "corpus.jsonl").exit_code == 0
+    assert cli_run("qrels", "import", SAMPLE / "qrels.txt", "-w", bench, "--judge", "nist").exit_code == 0
+    edited = json.loads(lines[0])
+    edited["contents"] = edited["contents"].replace("every Tuesday", "every Monday")
+    gone = json.loads(lines[1])["id"]
+    new = tmp_path / "new.jsonl"
+    new.write_text("\n".join([json.dumps(edited)] + lines[2:]) + "\n")
+    done = cli_run("corpus", "update", "-w", bench, new)
+    assert done.exit_code == 0, done.output
+    judged = qrels_docids()
+    assert table(done.stdout)["judgments"] == expect(judged, lambda item: "changed" if item[1] == edited["id"] else
+                                                     "retired" if item[1] == gone else "carried")
+    changes = corpus_changes(bench)
+    assert {c.docid for c in changes} == {edited["id"]} and all(c.new_docids == (edited["id"],) for c in changes)
+    assert "[-Tuesday-] {+Monday+}" in changes[0].diff
+    retired = corpus_changes(bench, outcomes=("retired",))
+    assert {c.docid for c in retired} == {gone} and retired[0].note == "no source span, and the docid is gone"
+
+
+def test_text_is_found_nearest_its_old_place_and_edited_text_where_it_went():
+    from trecbench.versions import find_edited, find_exact, word_diff
+
+    source = "alpha beta. gamma delta. alpha beta. epsilon."
+    assert find_exact(source, "alpha beta.", 20) == 25 and find_exact(source, "alpha beta.", 10) == 0
+    assert find_exact(source, "zeta", 0) is None
+    old = "The target is to start the rollback within 15 minutes of the problem being detected by anyone."
+    new_source = ("Intro text that is not it. The target is to finish the rollback within 30 minutes of the problem "
+                  "being detected by anyone. Then more.")
+    found = find_edited(new_source, old, 27)
+    assert found is not None and new_source[found.start:found.end].startswith("The target is to finish")
+    assert new_source[found.start:found.end].endswith("by anyone.") and found.score > 60
+    assert find_edited("completely unrelated words here", old, 0) is None
+    assert word_diff("a b c d", "a x c d e") == "a [-b-] {+x+} c d {+e+}"
+    long_old = " ".join(f"w{i}" for i in range(40))
+    assert word_diff(long_old, long_old.replace("w20", "W20")).count("...") == 2

@@ -49,17 +49,27 @@ def find_edited(source: str, text: str, near: int) -> Found | None:
 
 
 def _snapped(source: str, text: str, start: int, end: int) -> tuple[int, int]:
-    """The aligned region with its ends moved to where the old text's first and last words are found
+    """The aligned region with its ends moved to where the old text's first and last characters are found
     unchanged near them (an alignment is as long as the old text, so an edit that changed the length
-    leaves it a few characters off); an end whose words were edited stays where the alignment put it."""
-    k = max(1, min(40, len(text) // 4))
-    reach = abs(len(text) - (end - start)) + k + 40
-    head = find_exact(source[:end], text[:k], start)
-    if head is not None and abs(head - start) <= reach:
-        start = head
-    tail = find_exact(source, text[-k:], end - k)
-    if tail is not None and abs(tail + k - end) <= reach and tail + k > start:
-        end = tail + k
+    leaves it a few characters off): the longest of 40, 16 and 8 characters found, else the end is moved
+    to the edge of the word it cuts."""
+    slack = abs(len(text) - (end - start)) + 48
+    for k in dict.fromkeys(min(n, len(text)) for n in (40, 16, 8)):
+        head = find_exact(source[:end], text[:k], start)
+        if head is not None and abs(head - start) <= slack:
+            start = head
+            break
+    else:
+        while 0 < start < end and source[start - 1].isalnum() and source[start].isalnum():
+            start -= 1
+    for k in dict.fromkeys(min(n, len(text)) for n in (40, 16, 8)):
+        tail = find_exact(source, text[-k:], end - k)
+        if tail is not None and abs(tail + k - end) <= slack and tail + k > start:
+            end = tail + k
+            break
+    else:
+        while start < end < len(source) and source[end - 1].isalnum() and source[end].isalnum():
+            end += 1
     return start, end
 
 

@@ -27,6 +27,7 @@ The workspace and its qrels
     workspace_qrels, WorkspaceQrels                  judgments -> qrels (selection + duplicate propagation)
     propagated_qrels                                 a pool file's duplicates given their group's grade
     import_qrels                                     record a qrels file as a judge's judgments
+    update_corpus, corpus_versions, corpus_changes   a new corpus version: judgments and links carried by span (`corpus update`)
     agreement                                        two judges: kappa, confusion matrix, ranking agreement
     draw_sample, validate_judges                     is a model judge good enough? (`judge validate`)
     audit_qrels, read_audit                          old qrels re-judged by a model, disagreements queued (`judge llm --audit`)
@@ -87,6 +88,9 @@ if TYPE_CHECKING:
         workspace_qrels as workspace_qrels, WorkspaceQrels as WorkspaceQrels, propagated_qrels as propagated_qrels,
     )
     from trecbench.qrels.imports import import_qrels as import_qrels
+    from trecbench.versions import (
+        update_corpus as update_corpus, corpus_versions as corpus_versions, corpus_changes as corpus_changes,
+    )
     from trecbench.qrels.agreement import agreement as agreement
     from trecbench.judging.validate import draw_sample as draw_sample, validate_judges as validate_judges
     from trecbench.judging.audit import audit_qrels as audit_qrels, read_audit as read_audit
@@ -126,6 +130,7 @@ _EXPORTS = by_module({
     "trecbench.store": ("Workspace",),
     "trecbench.qrels.select": ("workspace_qrels", "WorkspaceQrels", "propagated_qrels"),
     "trecbench.qrels.imports": ("import_qrels",),
+    "trecbench.versions": ("update_corpus", "corpus_versions", "corpus_changes"),
     "trecbench.qrels.agreement": ("agreement",),
     "trecbench.judging.validate": ("draw_sample", "validate_judges"),
     "trecbench.judging.audit": ("audit_qrels", "read_audit"),

@@ -34,8 +34,8 @@ from trecbench.nuggets import history, imports
 from trecbench.nuggets.changes import delete, insert, live_nugget, new_id, update, write
 from trecbench.nuggets.links import DocumentLinks
 from trecbench.nuggets.model import ORIGIN, STATUS, Nugget, TopicNuggets
-from trecbench.nuggets.records import (ImportReport, Link, LinkProblem, StoredNugget, Version, check_author,
-                                       check_choice, check_importance, clean_text, same_text, stored_nugget)
+from trecbench.nuggets.records import (Alternatives, ImportReport, Link, LinkProblem, StoredNugget, Version,
+                                       check_author, check_choice, check_importance, clean_text, same_text, stored_nugget)
 from trecbench.store import nuggets as queries
 from trecbench.store.workspace import DraftRun, Workspace, WorkspaceLike, as_workspace, text_hash
 
@@ -246,6 +246,15 @@ class NuggetStore:
             support = current.support[:alternative] + current.support[alternative + 1:]
             removed = [x.docid for x in current.support[alternative]]
             return update(c, nugget_id, {"support": support}, author, "unlink", {"docids": removed})
+
+    def relink(self, nugget_id: str, support: Alternatives, *, author: str, detail: dict) -> StoredNugget:
+        """Replace the nugget's support with `support` (Links as given, hashes included) as one new version of
+        action "corpus-update", `detail` saying why: how a corpus update moves links to the new passages
+        (the nugget's history keeps the links as they were)."""
+        check_author(author)
+        with self.ws.transaction() as c:
+            live_nugget(c, nugget_id)
+            return update(c, nugget_id, {"support": tuple(support)}, author, "corpus-update", detail)
 
     def undo(self, nugget_id: str, *, author: str) -> StoredNugget:
         """Restore the state before the nugget's last (not yet undone) action, as a new version (see

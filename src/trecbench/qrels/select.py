@@ -23,13 +23,15 @@ the report, the release, the demo and nugget drafting all get their qrels from i
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
-from typing import Any, Iterable, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pandas as pd
 
 if TYPE_CHECKING:
     from trecbench.store.workspace import Workspace, WorkspaceLike
+    from trecbench.versions.register import Stale
 
 KIND_ORDER = {"human": 0, "import": 1, "model": 2}
 PREFER = ("human", "model", "latest")
@@ -48,6 +50,8 @@ class WorkspaceQrels:
     policy: str  # "prefer human", "judge NAME", "majority"
     unjudged: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["query_id", "doc_id"]))
     # ^ pool candidates with no grade, neither their own nor a duplicate's
+    left_out: int = 0  # judged pairs of older corpus versions left out (not in the current one, or changed)
+    corpus_version: str | None = None  # the current corpus version, once the workspace was updated to another
 
     @property
     def empty(self) -> bool:
@@ -66,23 +70,57 @@ def workspace_qrels(ws: WorkspaceLike, *, judge: str | None = None, prefer: str 
     """
     from trecbench.store import as_workspace
     from trecbench.store.workspace import load_pool
+    from trecbench.versions.register import stale_judgments
 
     ws = as_workspace(ws)
     candidates = load_pool(ws, pool if pool is not None else grouping_pool(ws), qid=qid)
     judgments = ws.grade_rows(qid=qid)
+    stale = stale_judgments(ws, qid=qid)
+    if stale is not None and stale.rows:
+        gone = {row[0] for row in stale.rows}
+        judgments = [row for row in judgments if row[0] not in gone]
     policy = f"judge {judge}" if judge else ("majority" if majority else f"prefer {prefer}")
     grades = grades_frame(choose_grades(judgments, judge=judge, prefer=prefer, majority=majority) if judgments else [])
     qrels, propagated = propagated_qrels(grades, candidates)
+    left_out = 0
+    if stale is not None:
+        qrels, propagated, left_out = current_version_qrels(ws, stale, qrels, propagated)
     return WorkspaceQrels(qrels, len(qrels) - propagated, propagated, candidates, policy,
-                          unjudged_candidates(candidates, qrels))
+                          unjudged_candidates(candidates, qrels), left_out, stale.version if stale else None)
+
+
+def current_version_qrels(ws: Any, stale: "Stale", qrels: pd.DataFrame,
+                          propagated: int) -> tuple[pd.DataFrame, int, int]:
+    """The qrels of pairs whose docid is a passage of the current corpus version (a duplicate's grade lent to
+    a docid of an older version goes too), the propagated count among them, and how many judged pairs were
+    left out, said in a note line (logged as a warning: never silently)."""
+    from trecbench.versions.register import current_docids
+
+    have = current_docids(ws, stale, qrels["doc_id"].astype(str).unique().tolist())
+    keep = qrels["doc_id"].astype(str).isin(have)
+    dropped = qrels[~keep]
+    qrels = qrels[keep].reset_index(drop=True)
+    propagated -= int(dropped["propagated_from"].notna().sum()) if len(dropped) else 0
+    kept = set(zip(qrels["query_id"].astype(str), qrels["doc_id"].astype(str)))
+    pairs = {(str(q), str(d)) for _, q, d in stale.rows} | set(zip(dropped["query_id"].astype(str),
+                                                                    dropped["doc_id"].astype(str)))
+    left_out = len(pairs - kept)
+    if left_out:
+        logging.getLogger("trecbench.qrels").warning(
+            "note: %d judged pair%s of older corpus versions left out of the qrels (not in corpus version %s, or "
+            "its text changed since): `trecbench corpus changes` lists them", left_out, "s" * (left_out != 1),
+            stale.version)
+    return qrels, propagated, left_out
 
 
 def grouping_pool(ws: Workspace) -> str | None:
     """The pool whose duplicate groups propagate grades by default: the newest pooled one, not a judging
     sample drawn from it (validation sample, audit queue); None, the newest of all, when there is only those."""
     from trecbench.judging.samples import is_sample
+    from trecbench.versions import REVIEW
 
-    return next((p.name for p in reversed(ws.pools()) if not is_sample(p.strategy)), None)
+    # an update's review pool has no duplicate groups: the pool of runs before it still lends grades
+    return next((p.name for p in reversed(ws.pools()) if not is_sample(p.strategy) and p.strategy != REVIEW), None)
 
 
 def unjudged_candidates(pool: Any, qrels: pd.DataFrame) -> pd.DataFrame:

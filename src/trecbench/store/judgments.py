@@ -10,7 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
 
-from .base import Connected, now, row_id
+from .base import now, row_id
+from .corpus_versions import CorpusVersionStore, current_version_id
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ class JudgeStats(NamedTuple):
     failed: int
 
 
-class JudgmentStore(Connected):
+class JudgmentStore(CorpusVersionStore):
     """The workspace's judges and judgments (part of `Workspace`)."""
 
     def judge_id(self, judge: Judge) -> int:
@@ -108,19 +109,24 @@ class JudgmentStore(Connected):
         return self.record_many([judgment])[0]
 
     def record_many(self, judgments: Iterable[Judgment]) -> list[int]:
+        """Write judgments in one transaction; each records the corpus version it was made on (the current
+        one: one lookup for the batch; None before the workspace has versions), and the texts of passages
+        judged for the first time are kept (one lookup for the batch, then only those texts are read)."""
         judgments = list(judgments)
         ids = {j.judge: self.judge_id(j.judge) for j in judgments}
         out = []
         with self.transaction() as c:
+            version = current_version_id(c)
             for j in judgments:
                 if j.status == "ok" and j.grade is None:
                     raise ValueError("a judgment with status ok needs a grade")
                 cur = c.execute(
                     "INSERT INTO judgments (qid, docid, grade, status, judge_id, raw_reply, rationale, error, "
-                    "propagated_from, doc_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "propagated_from, doc_hash, created_at, corpus_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (j.qid, j.docid, j.grade if j.status == "ok" else None, j.status, ids[j.judge], j.raw_reply,
-                     j.rationale, j.error, j.propagated_from, j.doc_hash, j.created_at))
+                     j.rationale, j.error, j.propagated_from, j.doc_hash, j.created_at, version))
                 out.append(row_id(cur))
+            self.keep_judged_texts(c, version, {j.docid for j in judgments if j.status == "ok"})
         return out
 
     def judgment_rows(self, *, status: str | None = "ok", kind: str | None = None, qid: str | None = None,

@@ -155,6 +155,49 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX llm_batch_requests_key ON llm_batch_requests (key);
     """,
+    # 6: corpus versions: each version's passages (docid, source span, sha256 of the text as 32 bytes), the
+    #    texts of the passages the benchmark refers to by hash (an update still knows an old text when the old
+    #    corpus file was overwritten), what each update did (changes), and the version a judgment was made on
+    #    (NULL: before versions existed, taken as the first) and the judgment a copy was carried from
+    """
+    CREATE TABLE corpus_versions (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,           -- v1, v2, ...
+        created_at TEXT NOT NULL,
+        corpus TEXT NOT NULL,                -- the corpus source as given (a path or irds:)
+        sources TEXT,                        -- the sources file, if one was given
+        passages INTEGER NOT NULL DEFAULT 0,
+        spans INTEGER NOT NULL DEFAULT 0,    -- passages with a source span
+        parent INTEGER REFERENCES corpus_versions(id),
+        summary_json TEXT NOT NULL DEFAULT '{}'   -- the update's counts, per kind and outcome
+    );
+    CREATE TABLE corpus_passages (
+        version INTEGER NOT NULL REFERENCES corpus_versions(id),
+        docid TEXT NOT NULL,
+        source_id TEXT, start_char INTEGER, end_char INTEGER,
+        text_hash BLOB NOT NULL,
+        PRIMARY KEY (version, docid)
+    ) WITHOUT ROWID;
+    CREATE TABLE corpus_texts (hash BLOB PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE corpus_changes (
+        id INTEGER PRIMARY KEY,
+        version INTEGER NOT NULL REFERENCES corpus_versions(id),
+        kind TEXT NOT NULL CHECK (kind IN ('judgment', 'link')),
+        outcome TEXT NOT NULL CHECK (outcome IN ('mapped', 'split', 'changed', 'retired')),
+        qid TEXT NOT NULL,
+        ref TEXT NOT NULL,                   -- judgment id, or nugget id and alternative (n1#0)
+        docid TEXT NOT NULL,                 -- the passage of the version before
+        old_hash BLOB,
+        new_docids TEXT NOT NULL DEFAULT '[]',   -- where it went: one passage, the split group, the review pool
+        source_id TEXT, start_char INTEGER, end_char INTEGER,   -- where its text is now (changed: the best match)
+        new_hash BLOB,                       -- the text there (in corpus_texts)
+        note TEXT
+    );
+    CREATE INDEX corpus_changes_by_version ON corpus_changes (version, outcome);
+    ALTER TABLE judgments ADD COLUMN corpus_version INTEGER REFERENCES corpus_versions(id);
+    ALTER TABLE judgments ADD COLUMN copied_from INTEGER REFERENCES judgments(id);
+    ALTER TABLE judgments ADD COLUMN flag TEXT;   -- 'may be cut': a copy to one passage of a split group
+    """,
 ]
 
 

@@ -60,18 +60,25 @@ class Workspace(TopicStore, JudgmentStore, PoolStore, AssessorStore, DraftStore,
 
     @classmethod
     def init(cls, path: str | os.PathLike, *, corpus: str | None = None, topics: str | None = None,
-             name: str | None = None) -> "Workspace":
-        """Create the workspace folder, its settings and its database; topics are copied into the store."""
+             name: str | None = None, sources: str | None = None) -> "Workspace":
+        """Create the workspace folder, its settings and its database; topics are copied into the store. A
+        corpus file is registered as corpus version v1 (`trecbench.versions`), its passages' source spans
+        checked against `sources` (the sources file; without one, against each other)."""
         from trecbench.topics import read_topics
 
         root = Path(path)
         if (root / DATABASE).exists():
             raise InputError(str(root), 0, "a workspace already exists here")
         loaded = read_topics(topics) if topics else []
+        spans = None
         if corpus:
             from trecbench.corpus import open_corpus
 
             open_corpus(corpus)  # fail now, not at the first judgment, if the corpus cannot be read
+            if not corpus.startswith("irds:"):  # a dataset is registered on first use: reading it all takes long
+                from trecbench.versions.register import checked_spans
+
+                spans = checked_spans(corpus, sources)
         root.mkdir(parents=True, exist_ok=True)
         (root / "runs").mkdir(exist_ok=True)
         settings = Settings(name or root.resolve().name, _portable(corpus, root), _portable(topics, root))
@@ -83,7 +90,19 @@ class Workspace(TopicStore, JudgmentStore, PoolStore, AssessorStore, DraftStore,
         with ws.transaction():
             ws.add_topics(loaded)
             ws.set_meta("created_at", now())
+        if corpus and spans is not None:
+            from trecbench.versions.register import register_version
+
+            register_version(ws, corpus, spans, sources=_portable(sources, root), stored=settings.corpus)
         return ws
+
+    def set_corpus(self, source: str) -> None:
+        """Make `source` the workspace's corpus in trecbench.toml (what a corpus update does last; the file is
+        replaced whole, so a kill leaves the old settings or the new)."""
+        from trecbench.files.output import write_output
+
+        self.settings.corpus = _portable(source, self.path)
+        write_output(self.path / CONFIG, self.settings.to_toml())
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection (autocommit; WAL; waits up to 30 s for another writer)."""

@@ -89,7 +89,7 @@ def workspace_qrels(ws: WorkspaceLike, *, judge: str | None = None, prefer: str 
                           unjudged_candidates(candidates, qrels), left_out, stale.version if stale else None)
 
 
-def current_version_qrels(ws: Any, stale: "Stale", qrels: pd.DataFrame,
+def current_version_qrels(ws: Workspace, stale: "Stale", qrels: pd.DataFrame,
                           propagated: int) -> tuple[pd.DataFrame, int, int]:
     """The qrels of pairs whose docid is a passage of the current corpus version (a duplicate's grade lent to
     a docid of an older version goes too), the propagated count among them, and how many judged pairs were
@@ -116,11 +116,10 @@ def current_version_qrels(ws: Any, stale: "Stale", qrels: pd.DataFrame,
 def grouping_pool(ws: Workspace) -> str | None:
     """The pool whose duplicate groups propagate grades by default: the newest pooled one, not a judging
     sample drawn from it (validation sample, audit queue); None, the newest of all, when there is only those."""
-    from trecbench.judging.samples import is_sample
-    from trecbench.versions import REVIEW
+    from trecbench.judging.samples import is_pool_of_runs
 
     # an update's review pool has no duplicate groups: the pool of runs before it still lends grades
-    return next((p.name for p in reversed(ws.pools()) if not is_sample(p.strategy) and p.strategy != REVIEW), None)
+    return next((p.name for p in reversed(ws.pools()) if is_pool_of_runs(p.strategy)), None)
 
 
 def unjudged_candidates(pool: Any, qrels: pd.DataFrame) -> pd.DataFrame:

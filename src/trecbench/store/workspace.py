@@ -76,7 +76,7 @@ class Workspace(TopicStore, JudgmentStore, PoolStore, AssessorStore, DraftStore,
 
             open_corpus(corpus)  # fail now, not at the first judgment, if the corpus cannot be read
             if not corpus.startswith("irds:"):  # a dataset is registered on first use: reading it all takes long
-                from trecbench.versions.register import checked_spans
+                from trecbench.versions.passages import checked_spans
 
                 spans = checked_spans(corpus, sources)
         root.mkdir(parents=True, exist_ok=True)
@@ -91,7 +91,7 @@ class Workspace(TopicStore, JudgmentStore, PoolStore, AssessorStore, DraftStore,
             ws.add_topics(loaded)
             ws.set_meta("created_at", now())
         if corpus and spans is not None:
-            from trecbench.versions.register import register_version
+            from trecbench.versions.passages import register_version
 
             register_version(ws, corpus, spans, sources=_portable(sources, root), stored=settings.corpus)
         return ws

@@ -11,7 +11,9 @@ from trecbench.sources import Span
 from trecbench.store import corpus_versions as queries
 
 from .locate import word_diff
-from .register import as_workspace, ensure_versions
+from trecbench.store import as_workspace
+
+from .register import ensure_versions
 
 if TYPE_CHECKING:
     from trecbench.store import Workspace

@@ -29,7 +29,11 @@ from trecbench.store import corpus_versions as queries
 from trecbench.store.corpus_versions import PassageRow
 
 from .locate import find_edited, find_exact
-from .register import as_workspace, checked_spans, digest, ensure_versions, register_version, version_name
+from trecbench.judging.samples import CORPUS_REVIEW
+from trecbench.store import as_workspace
+
+from .passages import checked_spans, digest, register_version, version_name
+from .register import ensure_versions
 
 if TYPE_CHECKING:
     from trecbench.store import Workspace
@@ -38,7 +42,7 @@ __all__ = ["OUTCOMES", "KINDS", "REVIEW", "MAY_BE_CUT", "Outcome", "CorpusUpdate
 
 OUTCOMES = ("carried", "mapped", "split", "changed", "retired")
 KINDS = ("judgment", "link")  # judgments; nuggets' supporting-document links
-REVIEW = "corpus-review"  # the strategy of an update's review pool
+REVIEW = CORPUS_REVIEW  # the strategy of an update's review pool (trecbench.judging.samples)
 MAY_BE_CUT = "may be cut"
 
 

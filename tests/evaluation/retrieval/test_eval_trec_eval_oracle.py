@@ -90,3 +90,23 @@ def test_judged_only_on_a_real_run_gives_trec_eval_minus_j_output(trec_eval, cli
                         capture_output=True, text=True)
     ours = _ours(cli_run, qrels, run, version, ["-q", "-J", "-l", "2"], ["all_trec"])
     assert te.returncode == 0 and ours.stdout == te.stdout
+
+
+@pytest.mark.parametrize("version", ["9", "10"])
+@pytest.mark.parametrize("mode", [["-q", "-J"], ["-q", "-l", "0"], ["-J"]])
+def test_against_a_trec_eval_output_with_nan_cells_finds_no_difference(trec_eval, cli_run, tmp_path, version, mode):
+    # -J empties topic 1 (nothing it retrieved is judged); -l 0 meets topic 3, judged 0 throughout
+    qrels, run, saved = tmp_path / "qrels", tmp_path / "run", tmp_path / "trec_eval.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n3 0 d 0\n3 0 e 0\n")
+    run.write_text("1 Q0 x 1 2 r\n1 Q0 y 2 1 r\n2 Q0 c 1 1 r\n3 Q0 d 1 1 r\n")
+    measures = ["all_trec", "Rndcg"]
+    te = subprocess.run([str(trec_eval[version]), *mode, *[a for m in measures for a in ("-m", m)], str(qrels),
+                         str(run)], capture_output=True, text=True)
+    assert te.returncode == 0 and "-nan" in te.stdout
+    saved.write_text(te.stdout)
+    assert _ours(cli_run, qrels, run, version, mode, measures).stdout == te.stdout
+    args = ["eval", "retrieval", "--qrels", qrels, run, "--against", saved, "--trec-eval-version", version,
+            "--missing-topics", "skip", *mode, *[a for m in measures for a in ("-m", m)]]
+    ours = cli_run(*args)
+    assert ours.exit_code == 0, ours.output
+    assert "0 different" in ours.stderr + ours.stdout and "ours=" not in ours.stdout

@@ -53,6 +53,8 @@ def eval_group() -> None:
 @click.option("-M", "--depth", type=click.IntRange(min=1), default=None,
               help="Evaluate only the top N documents of each topic (trec_eval -M).")
 @per_topic_option("Also print per-topic values (trec_eval -q).")
+@click.option("-n", "--no-summary", is_flag=True,
+              help="No `all` rows: per-topic rows only, with -q (trec_eval -n; --format trec_eval only).")
 @missing_topics_option("zero: qrels topics absent from a run score 0 and count in means (trec_eval -c); "
                        "skip: average over the topics the run has.")
 @trec_eval_version_option(
@@ -71,8 +73,8 @@ def eval_group() -> None:
               help="Runs scored at the same time. Default: one per core (at most 8).")
 @click.option("--against", type=click.Path(dir_okay=False), default=None,
               help="A saved trec_eval -q output: list every (measure, topic) whose value differs; exit 1 if any.")
-def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic, missing_topics, trec_eval_version,
-              judged_only, judged_k, judged_threshold, fmt, output, quiet, threads, against) -> None:
+def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic, no_summary, missing_topics,
+              trec_eval_version, judged_only, judged_k, judged_threshold, fmt, output, quiet, threads, against) -> None:
     """Score RUN files against --qrels or -w BENCH with trec_eval's numbers.
 
     Several runs give one table, a row per run. --format trec_eval prints, for each run, exactly
@@ -100,6 +102,8 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
     if not measures:
         measures = ("official",) if fmt == "trec_eval" or against else DEFAULT_MEASURES
     _check_usage(qrels_path, workspace, runs, against)
+    if no_summary and (fmt != "trec_eval" or against):
+        raise click.UsageError("-n (no summary) is trec_eval's: give it with --format trec_eval, without --against")
     notes: list[str] = []
     with progress_bar(not quiet and len(runs) > 1, total=len(runs), unit="run", delay=1.0, desc="scoring") as bar:
         try:
@@ -115,7 +119,7 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
         _against(results[0], against, version)
         return
     with open_output(output) as stream:
-        out.write_results(results, stream, fmt, per_topic=per_topic, version=version)
+        out.write_results(results, stream, fmt, per_topic=per_topic, version=version, summary=not no_summary)
     for note in out.coverage_notes(results):
         click.echo(note, err=True)
 

@@ -27,7 +27,7 @@ def trec_eval(tmp_path_factory):
 def _ours(cli_run, qrels, run, version, mode, measures):
     args = ["eval", "retrieval", "--qrels", qrels, run, "--format", "trec_eval", "--trec-eval-version", version,
             "--missing-topics", "zero" if "-c" in mode else "skip"]
-    args += ["-q"] * ("-q" in mode) + ["-J"] * ("-J" in mode)
+    args += ["-q"] * ("-q" in mode) + ["-J"] * ("-J" in mode) + ["-n"] * ("-n" in mode)
     for flag in ("-l", "-M"):
         if flag in mode:
             args += [flag, mode[mode.index(flag) + 1]]
@@ -110,3 +110,27 @@ def test_against_a_trec_eval_output_with_nan_cells_finds_no_difference(trec_eval
     ours = cli_run(*args)
     assert ours.exit_code == 0, ours.output
     assert "0 different" in ours.stderr + ours.stdout and "ours=" not in ours.stdout
+
+
+@pytest.mark.parametrize("version", ["9", "10"])
+@pytest.mark.parametrize("mode", [["-q"], ["-q", "-c"], ["-q", "-c", "-J"], [], ["-c"]])
+def test_no_summary_prints_what_trec_eval_minus_n_prints(trec_eval, cli_run, tmp_path, version, mode):
+    # per-topic rows only (with -q), no runid; under -c, topic 4 of the qrels is missing from the run
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n3 0 d 0\n" + "4 0 e 2\n" * ("-c" in mode))
+    run.write_text("1 Q0 a 1 2 r\n1 Q0 y 2 1 r\n2 Q0 c 1 1 r\n3 Q0 d 1 1 r\n")
+    measures = ["all_trec", "utility.2,-1,0,0"]
+    te = subprocess.run([str(trec_eval[version]), "-n", *mode, *[a for m in measures for a in ("-m", m)], str(qrels),
+                         str(run)], capture_output=True, text=True)
+    assert te.returncode == 0 and "\tall\t" not in te.stdout and ("\t1\t" in te.stdout) == ("-q" in mode)
+    ours = _ours(cli_run, qrels, run, version, ["-n", *mode], measures)
+    assert ours.exit_code == 0, ours.output
+    assert ours.stdout == te.stdout
+
+
+def test_no_summary_is_refused_outside_trec_eval_format(cli_run, tmp_path):
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("1 0 a 1\n")
+    run.write_text("1 Q0 a 1 2 r\n")
+    ours = cli_run("eval", "retrieval", "--qrels", qrels, run, "-n", "-q")
+    assert ours.exit_code == 2 and "-n (no summary) is trec_eval's" in ours.stderr

@@ -134,3 +134,35 @@ def test_no_summary_is_refused_outside_trec_eval_format(cli_run, tmp_path):
     run.write_text("1 Q0 a 1 2 r\n")
     ours = cli_run("eval", "retrieval", "--qrels", qrels, run, "-n", "-q")
     assert ours.exit_code == 2 and "-n (no summary) is trec_eval's" in ours.stderr
+
+
+@pytest.mark.parametrize("version", ["9", "10"])
+def test_scores_beyond_a_c_float_rank_as_trec_eval_ranks_them_without_a_warning(trec_eval, cli_run, tmp_path,
+                                                                                 version):
+    # 9.0.8 keeps scores in a C float: 1e39 and 2e39 both become inf there and tie (docid decides); 10 keeps them
+    import warnings
+
+    import trecbench
+
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n1 0 c 1\n")
+    run.write_text("1 Q0 a 1 1e39 r\n1 Q0 b 2 2e39 r\n1 Q0 c 3 -1e39 r\n1 Q0 d 4 3.5e38 r\n1 Q0 e 5 -3.5e38 r\n")
+    te = subprocess.run([str(trec_eval[version]), "-q", "-m", "all_trec", str(qrels), str(run)], capture_output=True,
+                        text=True)
+    ours = _ours(cli_run, qrels, run, version, ["-q"], ["all_trec"])
+    assert te.returncode == 0 and ours.exit_code == 0 and ours.stdout == te.stdout
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "overflow encountered in cast" would raise here
+        frame = trecbench.evaluate(str(qrels), [str(run)], ["AP", "RR"], trec_eval_version=int(version))
+    assert f"{frame.loc['r', 'RR']:.4f}" == ("0.3333" if version == "9" else "0.5000")
+
+
+@pytest.mark.parametrize("score", ["inf", "-inf", "Infinity", "1e400"])
+def test_a_score_trec_eval_would_read_as_infinite_is_refused_in_one_line(trec_eval, cli_run, tmp_path, score):
+    # trec_eval's atof reads these as +-inf (docs/retrieval.md: differs on purpose, with the reason)
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("1 0 a 1\n")
+    run.write_text(f"1 Q0 a 1 {score} r\n1 Q0 b 2 1 r\n")
+    assert subprocess.run([str(trec_eval["9"]), str(qrels), str(run)], capture_output=True).returncode == 0
+    ours = cli_run("eval", "retrieval", "--qrels", qrels, run)
+    assert ours.exit_code == 2 and ours.stderr == f"{run}:1: score {score!r} is not a finite number\n"

@@ -83,10 +83,9 @@ def agree(qrels_a: str, qrels_b: str, threshold: int, runs: tuple[str, ...], mea
     """
     import json
 
+    from trecbench.errors import InputError
     from trecbench.qrels import read_qrels
     from trecbench.qrels.agreement import agreement, ranking_agreement
-
-    from trecbench.errors import InputError
 
     a, b = read_qrels(qrels_a), read_qrels(qrels_b)
     try:

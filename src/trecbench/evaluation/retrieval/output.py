@@ -22,7 +22,7 @@ def trec_eval_value(value, kind: str, summary: bool) -> str:
 
 def trec_eval_lines(res: RunScores, *, per_topic: bool, version: int, summary: bool = True) -> list[str]:
     """The lines `trec_eval [-q] [-n] -c -m ...` prints, byte for byte (trec_eval's own names); without
-    `summary` (trec_eval -n) no `all` row, runid's included."""
+    `summary` (trec_eval -n) no `all` row, and so no runid line either."""
     lines = []
     if per_topic:
         for i, qid in enumerate(res.topics):

@@ -22,7 +22,9 @@ def ranking_scores(scores: np.ndarray, version: int = DEFAULT_VERSION) -> np.nda
         raise ValueError(f"trec_eval version {version!r}: 9 or 10")
     scores = np.asarray(scores, dtype=np.float64)
     if version < 10:
-        return scores.astype(np.float32).astype(np.float64)
+        # a score beyond float32's range becomes +-inf, as in 9.0.8's C float; that is the rule, not a warning
+        with np.errstate(over="ignore"):
+            return scores.astype(np.float32).astype(np.float64)
     return scores
 
 

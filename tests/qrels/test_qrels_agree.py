@@ -79,3 +79,14 @@ def test_system_rankings_under_two_qrels_are_compared(shared, cli_run):
     ranking = doc["rankings"][0]
     assert ranking["kendall_tau"] == pytest.approx(1.0) and ranking["spearman_rho"] == pytest.approx(1.0)
     assert len(ranking["scores"]) == 4
+
+
+def test_two_judges_sharing_no_pair_are_told_so_in_one_line(tmp_path, cli_run):
+    # two people judging one pool without double assignment; a pair B left unjudged (-1) is not shared
+    a = _write(tmp_path / "a.txt", [("q1", "d1", 1), ("q1", "d2", 0), ("q2", "d9", 2)])
+    b = _write(tmp_path / "b.txt", [("q1", "d3", 1), ("q1", "d2", -1), ("q2", "d8", 0)])
+    for fmt in ("table", "json"):
+        r = cli_run("qrels", "agree", a, b, "--format", fmt)
+        assert r.exit_code == 2, r.output
+        assert r.stdout == ""
+        assert r.stderr == f"{a}, {b}: no pair judged in both (A judged 3, B judged 2)\n"

@@ -54,6 +54,8 @@ def eval_group() -> None:
 @click.option("-M", "--depth", type=click.IntRange(min=1), default=None,
               help="Evaluate only the top N documents of each topic (trec_eval -M).")
 @per_topic_option("Also print per-topic values (trec_eval -q).")
+@click.option("-n", "--no-summary", is_flag=True,
+              help="No `all` rows: per-topic rows only, with -q (trec_eval -n; --format trec_eval only).")
 @missing_topics_option("zero: qrels topics absent from a run score 0 and count in means (trec_eval -c); "
                        "skip: average over the topics the run has.")
 @trec_eval_version_option(
@@ -79,9 +81,9 @@ def eval_group() -> None:
 @click.option("--level", type=click.Choice(["passage", "document"]), default="passage", show_default=True,
               help="document: score source documents as TREC RAG does (a document's grade is its best passage's; a "
                    "run's documents are its passages' sources in order of first appearance).")
-def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic, missing_topics, trec_eval_version,
-              judged_only, judged_k, judged_threshold, fmt, output, quiet, threads, against, corpus_spans, cover,
-              qrels_spans, level) -> None:
+def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic, no_summary, missing_topics,
+              trec_eval_version, judged_only, judged_k, judged_threshold, fmt, output, quiet, threads, against,
+              corpus_spans, cover, qrels_spans, level) -> None:
     """Score RUN files against --qrels or -w BENCH with trec_eval's numbers.
 
     Several runs give one table, a row per run. --format trec_eval prints, for each run, exactly
@@ -115,6 +117,8 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
     if not measures:
         measures = ("official",) if fmt == "trec_eval" or against else DEFAULT_MEASURES
     _check_usage(qrels_path, workspace, runs, against)
+    if no_summary and (fmt != "trec_eval" or against):
+        raise click.UsageError("-n (no summary) is trec_eval's: give it with --format trec_eval, without --against")
     projection = _projection(qrels_spans, corpus_spans, cover, level, workspace)
     notes: list[str] = [] if projection is None else [projection.rule]
     with progress_bar(not quiet and len(runs) > 1, total=len(runs), unit="run", delay=1.0, desc="scoring") as bar:
@@ -134,7 +138,7 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
         _against(results[0], against, version)
         return
     with open_output(output) as stream:
-        out.write_results(results, stream, fmt, per_topic=per_topic, version=version)
+        out.write_results(results, stream, fmt, per_topic=per_topic, version=version, summary=not no_summary)
     for note in out.coverage_notes(results):
         click.echo(note, err=True)
 

@@ -83,11 +83,15 @@ def agree(qrels_a: str, qrels_b: str, threshold: int, runs: tuple[str, ...], mea
     """
     import json
 
+    from trecbench.errors import InputError
     from trecbench.qrels import read_qrels
     from trecbench.qrels.agreement import agreement, ranking_agreement
 
     a, b = read_qrels(qrels_a), read_qrels(qrels_b)
-    result = agreement(a, b, threshold=threshold)
+    try:
+        result = agreement(a, b, threshold=threshold)
+    except ValueError as e:  # no pair judged in both
+        raise InputError(f"{qrels_a}, {qrels_b}", 0, str(e)) from None
     if runs:
         result.rankings.extend(ranking_agreement(a, b, list(runs), list(measures)))
     if fmt == "json":

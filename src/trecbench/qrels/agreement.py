@@ -87,8 +87,14 @@ def judged_pairs(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, int, i
 
 
 def agreement(a: pd.DataFrame, b: pd.DataFrame, *, threshold: int = 1) -> Agreement:
-    """Agreement between qrels `a` and `b` on the pairs both judged (propagated grades are not judgments)."""
+    """Agreement between qrels `a` and `b` on the pairs both judged (propagated grades are not judgments).
+
+    ValueError when no pair is judged in both: two people judging one pool without double assignment
+    share no pair, and agreement is then not defined.
+    """
     both, only_a, only_b = judged_pairs(a, b)
+    if both.empty:
+        raise ValueError(f"no pair judged in both (A judged {only_a}, B judged {only_b})")
     grades = sorted(set(both["a"]) | set(both["b"]))
     index = {g: i for i, g in enumerate(grades)}
     matrix = np.zeros((len(grades), len(grades)), dtype=np.int64)

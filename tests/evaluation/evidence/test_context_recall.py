@@ -129,3 +129,24 @@ def test_context_recall_scores_say_what_the_command_prints_naming_runs_when_ther
     assert both.messages() == ["2 topic(s), no score: no reference ids for this topic: a:q2 b:q2"]
     printed = cli_run("eval", "context-recall", "--contexts", runs[0], "--contexts", runs[1], "--qrels", qrels)
     assert printed.stderr.splitlines() == both.messages()
+
+
+def test_ids_match_exactly_once_surrounding_whitespace_is_stripped(tmp_path, cli_run):
+    # " d1" in JSONL is the d1 a TREC run would name; case is kept, so "D2" is not "d2"
+    contexts = write(tmp_path, [{"qid": "q1", "contexts": [{"id": " d1", "text": "a"}, {"id": "D2", "text": "b"}]}],
+                     "ctx.jsonl")
+    refs = write(tmp_path, [{"qid": "q1", "reference_ids": ["d1\t", "d2"]}], "refs.jsonl")
+    result = cli_run("eval", "context-recall", "--mode", "id", "--contexts", contexts, "--references", refs,
+                     "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)[0]["all"] == {"IDContextRecall": 0.5}
+
+
+def test_an_empty_reference_context_is_refused_as_an_empty_reference_id_is(tmp_path, cli_run):
+    contexts = write(tmp_path, [{"qid": "q1", "contexts": [""]}, {"qid": "q2", "contexts": ["x"]}], "ctx.jsonl")
+    refs = write(tmp_path, [{"qid": "q1", "reference_contexts": [""]}, {"qid": "q2", "reference_contexts": ["x", " "]}],
+                 "refs.jsonl")
+    result = cli_run("eval", "context-recall", "--mode", "string", "--contexts", contexts, "--references", refs)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (f"{refs}:1: 'reference_contexts' must be a list of non-empty strings\n"
+                             f"{refs}:2: 'reference_contexts' must be a list of non-empty strings\n")

@@ -3,12 +3,16 @@
 Three modes, one context set per (system, topic):
 
 - `id` (`IDContextRecall@k`): |retrieved ids ∩ reference ids| / |reference ids|, both as sets
-  (Ragas' IDBasedContextRecall). Reference ids come from the references file or from qrels.
+  (Ragas' IDBasedContextRecall). Reference ids come from the references file or from qrels. Ids match
+  exactly (case kept) once the readers strip surrounding whitespace, as every reader strips ids: `" d1"`
+  in JSONL is the `d1` of a TREC run, whose fields cannot hold whitespace (Ragas would not match them).
 - `string` (`StringContextRecall@k`): for each reference context, its best normalised Levenshtein
   similarity to any retrieved context; a hit when strictly above `threshold` (default 0.5); score =
   hits / reference contexts (Ragas' NonLLMContextRecall). Whole strings are compared, so a short
   reference inside a long chunk is missed (20 characters in 200 score 0.1); `window="sentence"`
-  compares against windows of 1-3 sentences of each retrieved context and finds it. Levenshtein is
+  compares against windows of 1-3 sentences of each retrieved context and finds it. An empty reference
+  context is refused by the reader (it names nothing to recall; Ragas counts it found by an empty
+  retrieved context and missed by any other). Levenshtein is
   blind to meaning: a sentence and its negation score about 0.94, a hit. That is a known risk.
 - `llm` (`LLMContextRecall@k`): a model splits the reference answer into claims and says, for each,
   whether the contexts support it (with the ids of the supporting contexts and a reason);

@@ -40,8 +40,9 @@ def read_references(path: PathLike) -> dict[str, Reference]:
         if not isinstance(ids, list) or not all(record_id(x) for x in ids):
             problems.append(Problem(where, number, "'reference_ids' must be a list of ids"))
             continue
-        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-            problems.append(Problem(where, number, "'reference_contexts' must be a list of strings"))
+        if not isinstance(texts, list) or not all(isinstance(t, str) and t.strip() for t in texts):
+            # an empty reference context names nothing to recall (Ragas counts it found by an empty context)
+            problems.append(Problem(where, number, "'reference_contexts' must be a list of non-empty strings"))
             continue
         if answer is not None and not isinstance(answer, str):
             problems.append(Problem(where, number, "'reference' must be a string (the reference answer)"))

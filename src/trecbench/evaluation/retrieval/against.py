@@ -71,7 +71,7 @@ def compare_with(res: RunScores, theirs: dict[tuple[str, str], str], *, version:
     ours: dict[tuple[str, str], str] = {}
     for line in trec_eval_lines(res, per_topic=True, version=10):
         m, q, v = line.split("\t")
-        ours[(m.strip(), q)] = v
+        ours[(m.strip(), q)] = v.strip()  # their values are read stripped: `  -nan` is `-nan`
     per_topic = any(q != "all" for _, q in theirs)
     diffs, same = [], 0
     measures_theirs = list(dict.fromkeys(m for m, _ in theirs))

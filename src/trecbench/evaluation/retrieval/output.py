@@ -20,8 +20,9 @@ def trec_eval_value(value, kind: str, summary: bool) -> str:
     return "%6.4f" % value
 
 
-def trec_eval_lines(res: RunScores, *, per_topic: bool, version: int) -> list[str]:
-    """The lines `trec_eval [-q] -c -m ...` prints, byte for byte (trec_eval's own names)."""
+def trec_eval_lines(res: RunScores, *, per_topic: bool, version: int, summary: bool = True) -> list[str]:
+    """The lines `trec_eval [-q] [-n] -c -m ...` prints, byte for byte (trec_eval's own names); without
+    `summary` (trec_eval -n) no `all` row, and so no runid line either."""
     lines = []
     if per_topic:
         for i, qid in enumerate(res.topics):
@@ -30,7 +31,7 @@ def trec_eval_lines(res: RunScores, *, per_topic: bool, version: int) -> list[st
             for s in res.scores:
                 if s.per_topic and s.values is not None and s.family != "num_q":
                     lines.append("%-22s\t%s\t%s" % (_te_name(s), qid, trec_eval_value(s.values[i], s.kind, False)))
-    for s in res.scores:
+    for s in res.scores if summary else ():
         if s.in_summary:
             lines.append("%-22s\t%s\t%s" % (_te_name(s), "all", trec_eval_value(s.summary, s.kind, True)))
     return lines
@@ -145,11 +146,13 @@ FORMATS = ("table", "trec_eval", "csv", "json")
 
 
 def write_results(results: list[RunScores], stream: IO[str], fmt: str = "table", *, per_topic: bool = False,
-                  version: int = 9) -> None:
-    """Scores in one of `FORMATS`: `trec_eval` is, for each run, what `trec_eval -c [-q]` prints (that version)."""
+                  version: int = 9, summary: bool = True) -> None:
+    """Scores in one of `FORMATS`: `trec_eval` is, for each run, what `trec_eval -c [-q] [-n]` prints (that
+    version; `summary=False` is -n, for that format only)."""
     if fmt == "trec_eval":
         for res in results:
-            stream.write("".join(line + "\n" for line in trec_eval_lines(res, per_topic=per_topic, version=version)))
+            lines = trec_eval_lines(res, per_topic=per_topic, version=version, summary=summary)
+            stream.write("".join(line + "\n" for line in lines))
     elif fmt == "table":
         stream.write("\n".join(table_lines(results, per_topic=per_topic)) + "\n")
     elif fmt == "csv":

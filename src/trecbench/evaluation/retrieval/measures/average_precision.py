@@ -1,13 +1,15 @@
 """Rank-order measures: map, gm_map, map_cut, bpref, gm_bpref, infAP, recip_rank, iprec_at_recall, 11pt_avg."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from trecbench.evaluation.retrieval.rankings import UNJUDGED
 
 from .base import (
     GEOMETRIC, Derived, Family, Output, RawParams, double_cutoffs, doubles_params, long_cutoffs, no_params,
-    register, row_sums, safe_divide,
+    divide_once_found, register, row_sums, safe_divide,
 )
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -28,7 +30,8 @@ def _ap_running(d: Derived) -> np.ndarray:
 
 def _map(d: Derived, _p) -> list[Output]:
     total = d.at(_ap_running(d), d.r.depth) if d.r.depth else np.zeros(len(d.r.qids))
-    return [Output("map", safe_divide(total, d.num_rel))]
+    found = d.isrel.any(axis=1) if d.r.depth else np.zeros(len(d.r.qids), dtype=bool)
+    return [Output("map", divide_once_found(total, d.num_rel, found))]
 
 
 def _map_cut(d: Derived, cutoffs) -> list[Output]:
@@ -61,7 +64,7 @@ def _bpref(d: Derived, _p) -> list[Output]:
     with np.errstate(divide="ignore", invalid="ignore"):
         frac = np.minimum(nonrel_before, R) / np.minimum(N, R)
     term = np.where(nonrel_before > 0, 1.0 - frac, 1.0)
-    term = np.where(d.isrel, term, 0.0)
+    term = np.where(d.judged_rel, term, 0.0)
     return [Output("bpref", safe_divide(row_sums(term), d.num_rel))]
 
 
@@ -71,7 +74,7 @@ def _gm_bpref(d: Derived, p) -> list[Output]:
 
 def _infap(d: Derived, _p) -> list[Output]:
     nonrel_before, unjudged_before = _judged_walk(d)
-    rel_so_far = d.relcum.astype(np.float64)  # includes the document itself
+    rel_so_far = np.cumsum(d.judged_rel, axis=1, dtype=np.float64)  # includes the document itself
     j = np.arange(d.r.depth, dtype=np.float64)[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         seen = rel_so_far - 1 + nonrel_before + unjudged_before
@@ -79,7 +82,7 @@ def _infap(d: Derived, _p) -> list[Output]:
                 + (j / (j + 1.0)) * (seen / j)
                 * ((rel_so_far - 1 + INFAP_EPSILON) / (rel_so_far - 1 + nonrel_before + 2 * INFAP_EPSILON)))
     term[:, :1] = 1.0
-    term = np.where(d.isrel, term, 0.0)
+    term = np.where(d.judged_rel, term, 0.0)
     return [Output("infAP", safe_divide(row_sums(term), d.num_rel))]
 
 
@@ -112,6 +115,8 @@ def _rank_of_nth_rel(d: Derived, n: np.ndarray) -> np.ndarray:
 
 
 def _iprec_values(d: Derived, points, version: int) -> list[np.ndarray]:
+    if d.level < 0:
+        return _iprec_walked(d, points, version)
     interp = _interpolated(d) if d.r.depth else np.zeros((len(d.r.qids), 1))
     overall = interp[:, 0] if d.r.depth else np.zeros(len(d.r.qids))
     overall = np.where(d.num_rel_ret > 0, overall, 0.0)
@@ -124,6 +129,32 @@ def _iprec_values(d: Derived, points, version: int) -> list[np.ndarray]:
         # nothing retrieved (-J can leave a topic empty): trec_eval's precision there is 0/0
         values.append(np.where((d.num_ret == 0) & (cut <= 0), np.nan, v))
     return values
+
+
+def _iprec_walked(d: Derived, points, version: int) -> list[np.ndarray]:
+    """trec_eval's own loop, topic by topic, for a negative -l: it starts from num_rel_ret (judged documents)
+    and counts down at each document its list test takes (`isrel`, unjudged ones too), so the two differ."""
+    values = np.zeros((len(points), len(d.r.qids)), dtype=np.float64)
+    cutoffs = np.array([_recall_cutoff(p, d.num_rel, version) for p in points]).reshape(len(points), -1)
+    for t in range(len(d.r.qids)):
+        num_ret, rel_so_far = int(d.num_ret[t]), int(d.num_rel_ret[t])
+        cut = len(points) - 1
+        while cut >= 0 and cutoffs[cut, t] > rel_so_far:
+            cut -= 1
+        int_precis = rel_so_far / num_ret if num_ret else math.nan  # C's 0.0 / 0.0
+        for i in range(num_ret, 0, -1):
+            if rel_so_far <= 0:
+                break
+            precis = rel_so_far / i
+            if int_precis < precis:
+                int_precis = precis
+            if d.isrel[t, i - 1]:
+                while cut >= 0 and rel_so_far == cutoffs[cut, t]:
+                    values[cut, t] = int_precis
+                    cut -= 1
+                rel_so_far -= 1
+        values[: cut + 1, t] = int_precis
+    return list(values)
 
 
 def _iprec_at_recall(d: Derived, points) -> list[Output]:

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any, Callable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from trecbench.evaluation.retrieval.rankings import PAD, Rankings
 
@@ -176,7 +177,17 @@ class Derived:
 
     @cached_property
     def isrel(self) -> np.ndarray:
+        """Relevant as trec_eval's measures test the ranked list: value >= -l. Under a negative -l that takes
+        in documents the qrels do not list (NONPOOL, -1) or list unjudged (UNJUDGED, -2); never the padding."""
+        if self.level <= PAD:
+            return (self.rel >= self.level) & (self.rel != PAD)
         return self.rel >= self.level
+
+    @cached_property
+    def judged_rel(self) -> np.ndarray:
+        """Relevant and judged (grade >= 0 and >= -l): what trec_eval counts in num_rel_ret, bpref and infAP.
+        The same as `isrel` unless -l is negative."""
+        return self.isrel & (self.rel >= 0) if self.level < 0 else self.isrel
 
     @cached_property
     def relcum(self) -> np.ndarray:
@@ -189,8 +200,11 @@ class Derived:
 
     @cached_property
     def num_rel_ret(self) -> np.ndarray:
+        """Judged relevant documents retrieved (trec_eval's form_res_rels count; see `judged_rel`)."""
         if self.r.depth == 0:
             return np.zeros(len(self.r.qids), dtype=np.int64)
+        if self.level < 0:
+            return self.judged_rel.sum(axis=1, dtype=np.int64)
         return self.relcum[:, -1]
 
     @cached_property
@@ -235,6 +249,14 @@ def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
     np.divide(num, den, out=out, where=den != 0)
     return out
+
+
+def divide_once_found(num: np.ndarray, den: np.ndarray, found: npt.ArrayLike) -> np.ndarray:
+    """num / den where `found` (a relevant document was seen), else 0: trec_eval then divides whatever den is,
+    so under a negative -l a topic without relevant judgments gives C's x / 0 (inf)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quotient = np.asarray(num, dtype=np.float64) / np.asarray(den, dtype=np.float64)
+    return np.where(found, quotient, 0.0)
 
 
 def row_sums(values: np.ndarray) -> np.ndarray:
@@ -297,7 +319,7 @@ def pad_to(matrix: np.ndarray, width: int) -> np.ndarray:
 
 
 __all__ = [
-    "PAD", "Derived", "Family", "Output", "REGISTRY", "TABLE_ORDER", "register", "safe_divide",
+    "PAD", "Derived", "Family", "Output", "REGISTRY", "TABLE_ORDER", "register", "safe_divide", "divide_once_found",
     "row_sums", "long_cutoffs", "double_cutoffs", "pairs_params", "doubles_params", "no_params",
     "RawParams", "c_atol", "c_atof", "MEAN", "SUM", "GEOMETRIC", "NONE", "RUNID", "NUM_Q", "DOUBLE", "LONG", "STRING",
     "MIN_GEO_MEAN", "log2_table", "pad_to",

@@ -12,7 +12,7 @@ from trecbench.evaluation.retrieval.rankings import PAD
 
 from .base import (
     Derived, Family, Output, RawParams, long_cutoffs, log2_table, no_params, pad_to, pairs_params, register,
-    row_sums, safe_divide,
+    divide_once_found, row_sums, safe_divide,
 )
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -143,7 +143,7 @@ def _bing(d: Derived, _p) -> list[Output]:
     arg = 3 + i - d.relcum
     table = log2_table(int(arg.max()) + 1)
     contrib = np.where(d.isrel, 1.0 / table[np.clip(arg, 0, None)], 0.0)
-    return [Output("binG", safe_divide(row_sums(contrib), d.num_rel))]
+    return [Output("binG", divide_once_found(row_sums(contrib), d.num_rel, d.isrel.any(axis=1)))]
 
 
 def _powers(p: float, n: int) -> np.ndarray:

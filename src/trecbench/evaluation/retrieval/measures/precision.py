@@ -32,11 +32,35 @@ def _rprec(d: Derived, _p) -> list[Output]:
 
 
 def _rprec_mult(d: Derived, mults) -> list[Output]:
+    if d.level < 0:
+        return _rprec_mult_walked(d, mults)
     out = []
     for m in mults:
         cut = (m * d.num_rel + 0.9).astype(np.int64)  # (long)(m * R + 0.9)
         out.append(Output(f"Rprec_mult_{m:3.2f}", safe_divide(d.at(d.relcum, cut), cut)))
     return out
+
+
+def _rprec_mult_walked(d: Derived, mults) -> list[Output]:
+    """trec_eval's own loop, topic by topic, for a negative -l: precision from num_rel_ret (judged documents)
+    down, one less at each document its list test takes (`isrel`, unjudged ones too)."""
+    values = np.zeros((len(mults), len(d.r.qids)), dtype=np.float64)
+    for t in range(len(d.r.qids)):
+        num_ret, rel_so_far = int(d.num_ret[t]), int(d.num_rel_ret[t])
+        cutoffs = [int(m * int(d.num_rel[t]) + 0.9) for m in mults]  # (long)(m * R + 0.9)
+        cut = len(mults) - 1
+        while cut >= 0 and cutoffs[cut] > num_ret:
+            values[cut, t] = rel_so_far / cutoffs[cut]
+            cut -= 1
+        for i in range(num_ret, 0, -1):
+            if rel_so_far <= 0:
+                break
+            while cut >= 0 and i == cutoffs[cut]:
+                values[cut, t] = rel_so_far / i
+                cut -= 1
+            if d.isrel[t, i - 1]:
+                rel_so_far -= 1
+    return [Output(f"Rprec_mult_{m:3.2f}", values[i]) for i, m in enumerate(mults)]
 
 
 def _utility(d: Derived, params: RawParams) -> list[Output]:

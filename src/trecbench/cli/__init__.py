@@ -66,8 +66,7 @@ class LazyGroup(click.Group):
             click.echo(f"trecbench: {e}", err=True)
             ctx.exit(2)
         except sqlite3.DatabaseError as e:  # damage found after the store's checks, a locked or read-only file
-            click.echo(f"trecbench: the workspace database failed ({e}); a change it was making, if any, was rolled back",
-                       err=True)
+            click.echo(f"trecbench: {_database_failed(e)}", err=True)
             ctx.exit(2)
         except (KeyboardInterrupt, click.Abort):
             # Ctrl-C: one line and the shell's status for SIGINT; output files are written atomically, so an
@@ -84,6 +83,18 @@ class LazyGroup(click.Group):
                 rows.append((name, self.commands[name].get_short_help_str(limit=70)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _database_failed(error: Exception) -> str:
+    """What a failure of the workspace's database means for the user, and what to do."""
+    said = str(error)
+    if "readonly" in said:  # a workspace on read-only media or in a folder this user cannot write
+        return (f"the workspace is read-only ({said}): this command changes it; run it on a writable copy of "
+                "the folder; nothing was changed")
+    if "disk is full" in said:
+        return (f"the disk holding the workspace is full ({said}): free some space on it and run the command "
+                "again; the change it was making was rolled back")
+    return f"the workspace database failed ({said}); a change it was making, if any, was rolled back"
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

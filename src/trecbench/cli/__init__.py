@@ -86,15 +86,15 @@ class LazyGroup(click.Group):
 
 
 def _database_failed(error: Exception) -> str:
-    """What a failure of the workspace's database means for the user, and what to do."""
-    said = str(error)
-    if "readonly" in said:  # a workspace on read-only media or in a folder this user cannot write
-        return (f"the workspace is read-only ({said}): this command changes it; run it on a writable copy of "
-                "the folder; nothing was changed")
-    if "disk is full" in said:
-        return (f"the disk holding the workspace is full ({said}): free some space on it and run the command "
-                "again; the change it was making was rolled back")
-    return f"the workspace database failed ({said}); a change it was making, if any, was rolled back"
+    """What a failure of the workspace's database means for the user, and what to do (`store_failure`)."""
+    from trecbench.store.schema import store_failure
+
+    failure = store_failure(error)
+    if failure.todo is None:
+        return f"{failure.what}; a change it was making, if any, was rolled back"
+    if failure.full:
+        return f"{failure.what}: {failure.todo} and run the command again; the change it was making was rolled back"
+    return f"{failure.what}: this command changes it; {failure.todo}; nothing was changed"
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -11,7 +11,7 @@ import logging
 import sqlite3
 from functools import lru_cache
 from pathlib import Path
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 from trecbench.errors import InputError
 
@@ -278,6 +278,24 @@ def cannot_open(path: Path, error: sqlite3.Error) -> str:
                 f"needs {SHM_BYTES // 1024} kB beside the database for {path.name}-shm; free some space on it and "
                 "run the command again")
     return f"SQLite cannot read the database ({error})"
+
+
+class StoreFailure(NamedTuple):
+    """What a failed read or write of the store means for a person: what is wrong and what to do about it."""
+
+    what: str
+    todo: str | None
+    full: bool  # the disk is full: the web app answers 507 Insufficient Storage
+
+
+def store_failure(error: BaseException) -> StoreFailure:
+    """Why a statement of an open workspace failed, in the user's words (the CLI's line, the web app's page)."""
+    said = str(error)
+    if "readonly" in said:  # a workspace on read-only media or in a folder this user cannot write
+        return StoreFailure(f"the workspace is read-only ({said})", "run it on a writable copy of the folder", False)
+    if "disk is full" in said:
+        return StoreFailure(f"the disk holding the workspace is full ({said})", "free some space on it", True)
+    return StoreFailure(f"the workspace database failed ({said})", None, False)
 
 
 def free_bytes(folder: Path) -> int | None:

@@ -53,13 +53,14 @@ def copy_at_rest(bench: Path, target: Path) -> Path:
 def reading(ws: Path, out: Path) -> dict[str, list]:
     return {
         "qrels export": ["qrels", "export", "-w", ws, "-o", out],
+        "nuggets export": ["nuggets", "export", "-w", ws, "-o", out],
         "report": ["report", "-w", ws, "-o", out, "--quiet"],
         "eval retrieval": ["eval", "retrieval", "-w", ws, RUN, "-m", "AP", "-m", "nDCG@10"],
         "eval answers": ["eval", "answers", "-w", ws, SAMPLE / "answers" / "good.jsonl"],
     }
 
 
-@pytest.mark.parametrize("name", ["qrels export", "report", "eval retrieval", "eval answers"])
+@pytest.mark.parametrize("name", ["qrels export", "nuggets export", "report", "eval retrieval", "eval answers"])
 def test_reading_commands_work_on_a_read_only_workspace(bench, tmp_path, cli_run, name):
     plain = cli_run(*reading(bench, tmp_path / "plain.out")[name])
     assert plain.exit_code == 0, plain.output
@@ -71,7 +72,7 @@ def test_reading_commands_work_on_a_read_only_workspace(bench, tmp_path, cli_run
         assert "Traceback" not in r.output
     if name in ("eval retrieval", "eval answers"):
         assert r.stdout == plain.stdout
-    elif name == "qrels export":
+    elif name in ("qrels export", "nuggets export"):
         assert (tmp_path / "ro.out").read_bytes() == (tmp_path / "plain.out").read_bytes()
     else:
         assert (tmp_path / "ro.out").stat().st_size > 0

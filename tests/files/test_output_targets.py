@@ -10,6 +10,8 @@ from paths import ROOT
 
 import os
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -169,3 +171,17 @@ def test_a_read_only_file_system_is_one_line_exit_2_and_the_old_file_is_kept(ben
         one_line_exit_2(r, old, "Read-only file system")
     assert old.read_text() == "the old output\n"
     assert sorted(p.name for p in folder.iterdir()) == ["out.txt"]
+
+
+def test_dev_stdout_is_the_commands_standard_output_and_stays_a_link(tmp_path):
+    # the kernel's link names the open stream (here a pipe): written into, never resolved and replaced
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    plain = tmp_path / "plain.txt"
+    subprocess.run([sys.executable, "-m", "trecbench.cli", "runs", "sort", str(RUN), "-o", str(plain)], env=env,
+                   check=True, capture_output=True)
+    before = os.readlink("/dev/stdout")
+    done = subprocess.run([sys.executable, "-m", "trecbench.cli", "runs", "sort", str(RUN), "-o", "/dev/stdout"],
+                          env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == plain.read_bytes()
+    assert os.path.islink("/dev/stdout") and os.readlink("/dev/stdout") == before

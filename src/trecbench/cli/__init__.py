@@ -66,8 +66,7 @@ class LazyGroup(click.Group):
             click.echo(f"trecbench: {e}", err=True)
             ctx.exit(2)
         except sqlite3.DatabaseError as e:  # damage found after the store's checks, a locked or read-only file
-            click.echo(f"trecbench: the workspace database failed ({e}); a change it was making, if any, was rolled back",
-                       err=True)
+            click.echo(f"trecbench: {_database_failed(e)}", err=True)
             ctx.exit(2)
         except (KeyboardInterrupt, click.Abort):
             # Ctrl-C: one line and the shell's status for SIGINT; output files are written atomically, so an
@@ -84,6 +83,18 @@ class LazyGroup(click.Group):
                 rows.append((name, self.commands[name].get_short_help_str(limit=70)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _database_failed(error: Exception) -> str:
+    """What a failure of the workspace's database means for the user, and what to do (`store_failure`)."""
+    from trecbench.store.schema import store_failure
+
+    failure = store_failure(error)
+    if failure.todo is None:
+        return f"{failure.what}; a change it was making, if any, was rolled back"
+    if failure.full:
+        return f"{failure.what}: {failure.todo} and run the command again; the change it was making was rolled back"
+    return f"{failure.what}: this command changes it; {failure.todo}; nothing was changed"
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

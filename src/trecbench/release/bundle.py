@@ -15,10 +15,15 @@ A release folder holds:
   the judges with their provenance and the number of their judgments the qrels use, and counts.
 
 Files are written to a temporary folder beside the target and moved into place at the end, so a failed
-release leaves nothing half-written, and a release replaced with `force` is replaced whole.
+release leaves nothing half-written, and a release replaced with `force` is replaced whole. A release that was
+killed leaves its temporary folder (`.VERSION.partial-PID`): the next release to the same folder removes those of
+processes that no longer exist. A failure to write (a full disk, a read-only file system, `-o` under a file) is
+one InputError naming the release folder and the cause.
 """
 from __future__ import annotations
 
+import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -27,7 +32,7 @@ import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TYPE_CHECKING
+from typing import Any, Iterator, TYPE_CHECKING
 
 import pandas as pd
 
@@ -76,10 +81,7 @@ def make_release(workspace: WorkspaceLike, version: str, output: str | os.PathLi
     include_drafts: release nuggets still in draft too (default: approved ones only).
     progress: a tqdm-like bar (total, update, set_description_str) advanced per document hashed.
     """
-    from trecbench import __version__
-    from trecbench.nuggets.io import write_nuggets
     from trecbench.nuggets.store import workspace_nuggets
-    from trecbench.qrels import write_qrels
     from trecbench.qrels.select import workspace_qrels
     from trecbench.store import as_workspace
 
@@ -99,7 +101,7 @@ def make_release(workspace: WorkspaceLike, version: str, output: str | os.PathLi
         raise ReleaseError(str(e)) from None
     if made.empty:
         raise InputError(str(ws.path), 0, "the workspace has no judgments to release")
-    qrels, propagated, pool = made.qrels, made.propagated, made.pool
+    qrels = made.qrels
     nuggets = workspace_nuggets(ws, approved_only=not include_drafts)
     evidence = evidence_lines(nuggets)
 
@@ -118,51 +120,114 @@ def make_release(workspace: WorkspaceLike, version: str, output: str | os.PathLi
         warnings.append(f"{len(missing)} judged document(s) are not in the corpus, recorded without a hash: {shown}")
 
     staging = target.parent / f".{target.name}.partial-{os.getpid()}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
+    with _writing(target, staging):
+        remove_stale_partials(target)
+        if staging.exists():
+            shutil.rmtree(staging)
+        staging.mkdir(parents=True)
     try:
-        files = [_write_topics(staging, topics)]
-        write_qrels(qrels[["query_id", "iteration", "doc_id", "relevance"]], staging / "qrels.txt")
-        files.append("qrels.txt")
-        if nuggets:
-            write_nuggets(nuggets, staging / "nuggets.jsonl")
-            files.append("nuggets.jsonl")
-        else:
-            warnings.append("no nuggets released: approve nuggets in the web app, or give --include-drafts"
-                            if not include_drafts else "no nuggets released: the workspace has none")
-        if evidence:
-            (staging / "evidence.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in evidence),
-                                                    encoding="utf-8")
-            files.append("evidence.jsonl")
-        elif nuggets:
-            warnings.append("no evidence released: no released nugget is linked to supporting documents")
-        manifest = {
-            "format": FORMAT,
-            "name": ws.settings.name,
-            "version": version,
-            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "trecbench_version": __version__,
-            "corpus": _relative_to(ws.corpus_source, target),
-            "files": {name: {"sha256": file_sha256(staging / name), "bytes": (staging / name).stat().st_size}
-                      for name in files},
-            "qrels": {"policy": f"judge {judge}" if judge else f"prefer {prefer}",
-                      "pool": pool.attrs.get("name") if pool is not None else None,
-                      "propagated_from_duplicates": propagated,
-                      "pool_candidates_unjudged": len(made.unjudged),
-                      "unjudged": [{"qid": q, "docid": d} for q, d in zip(made.unjudged["query_id"],
-                                                                          made.unjudged["doc_id"])]},
-            "judges": judge_provenance(ws, qrels),
-            "counts": _counts(topics, qrels, propagated, nuggets, evidence, documents, missing),
-            "judged_documents": documents,
-        }
-        text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
-        (staging / MANIFEST).write_text(text, encoding="utf-8")
-        _move_into_place(staging, target)
+        with _writing(target, staging):
+            manifest, text = _write_files(ws, staging, target, version, topics, made, nuggets, evidence, documents,
+                                          missing, judge=judge, prefer=prefer, include_drafts=include_drafts,
+                                          warnings=warnings)
+            _move_into_place(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return ReleaseSummary(target, manifest, hashlib.sha256(text.encode("utf-8")).hexdigest(), warnings)
+
+
+def _write_files(ws: Workspace, staging: Path, target: Path, version: str, topics: list, made: Any, nuggets: list,
+                 evidence: list[dict], documents: dict, missing: list[str], *, judge: str | None, prefer: str,
+                 include_drafts: bool, warnings: list[str]) -> tuple[dict, str]:
+    """The release's files in `staging`, the manifest last; returns the manifest and its text."""
+    from trecbench import __version__
+    from trecbench.nuggets.io import write_nuggets
+    from trecbench.qrels import write_qrels
+
+    qrels, propagated, pool = made.qrels, made.propagated, made.pool
+    files = [_write_topics(staging, topics)]
+    write_qrels(qrels[["query_id", "iteration", "doc_id", "relevance"]], staging / "qrels.txt")
+    files.append("qrels.txt")
+    if nuggets:
+        write_nuggets(nuggets, staging / "nuggets.jsonl")
+        files.append("nuggets.jsonl")
+    else:
+        warnings.append("no nuggets released: approve nuggets in the web app, or give --include-drafts"
+                        if not include_drafts else "no nuggets released: the workspace has none")
+    if evidence:
+        (staging / "evidence.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in evidence),
+                                                encoding="utf-8")
+        files.append("evidence.jsonl")
+    elif nuggets:
+        warnings.append("no evidence released: no released nugget is linked to supporting documents")
+    manifest = {
+        "format": FORMAT,
+        "name": ws.settings.name,
+        "version": version,
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "trecbench_version": __version__,
+        "corpus": _relative_to(ws.corpus_source, target),
+        "files": {name: {"sha256": file_sha256(staging / name), "bytes": (staging / name).stat().st_size}
+                  for name in files},
+        "qrels": {"policy": f"judge {judge}" if judge else f"prefer {prefer}",
+                  "pool": pool.attrs.get("name") if pool is not None else None,
+                  "propagated_from_duplicates": propagated,
+                  "pool_candidates_unjudged": len(made.unjudged),
+                  "unjudged": [{"qid": q, "docid": d} for q, d in zip(made.unjudged["query_id"],
+                                                                      made.unjudged["doc_id"])]},
+        "judges": judge_provenance(ws, qrels),
+        "counts": _counts(topics, qrels, propagated, nuggets, evidence, documents, missing),
+        "judged_documents": documents,
+    }
+    text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+    (staging / MANIFEST).write_text(text, encoding="utf-8")
+    return manifest, text
+
+
+@contextlib.contextmanager
+def _writing(target: Path, staging: Path) -> Iterator[None]:
+    """A failure to write the release (a full disk, a read-only file system, a folder that is a file, no
+    permission) as one InputError naming the release folder and the cause."""
+    try:
+        yield
+    except InputError as e:  # a file of the release, written through trecbench.files.output into the staging folder
+        first = e.problems[0] if e.problems else None
+        if first is None or not first.path.startswith(str(staging)):
+            raise
+        raise InputError(str(target / Path(first.path).name), 0, first.message) from None
+    except OSError as e:
+        raise InputError(str(target), 0, f"cannot write the release: {e.strerror or e}") from None
+
+
+def remove_stale_partials(target: Path) -> list[Path]:
+    """Remove the `.NAME.partial-PID` folders beside `target` that a killed `make_release` left: those of
+    processes that no longer exist (never one of a live process, which may still be writing it). Returns
+    the folders removed."""
+    removed: list[Path] = []
+    try:
+        beside = list(target.parent.glob(f".{glob.escape(target.name)}.partial-*"))
+    except OSError:
+        return removed
+    for folder in beside:
+        pid = folder.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)) and folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process `pid` exists (one of another user's counts: it cannot be signalled, but it exists)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:  # a pid out of range, say: no such process
+        return False
+    return True
 
 
 def _some(pairs: pd.DataFrame, limit: int = 10) -> str:
@@ -181,6 +246,11 @@ def _relative_to(source: str | None, folder: Path) -> str | None:
 
 
 def _check_target(target: Path, force: bool) -> None:
+    for folder in target.parents:  # the first folder that exists must be one: `-o FILE/sub/v1` fails now
+        if folder.exists() or folder.is_symlink():
+            if not folder.is_dir():
+                raise InputError(str(target), 0, f"cannot write the release: {str(folder)!r} is not a folder")
+            break
     if not target.exists():
         return
     if not target.is_dir():

@@ -74,12 +74,15 @@ def render_html(report: Report) -> str:
 
 
 def write_report(workspace: WorkspaceLike, output: str | Path, options: Any = None, *, progress: Any = None) -> Report:
-    """Build the report of `workspace` and write it to `output` (UTF-8 HTML); returns what it showed."""
+    """Build the report of `workspace` and write it to `output` (UTF-8 HTML); returns what it showed.
+
+    An output that cannot be written is refused before the report is built (InputError), and one whose
+    writing fails (a full disk) keeps the old file (`trecbench.files.output`)."""
+    from trecbench.files.output import check_writable, write_output
     from trecbench.report.collect import build_report
 
+    check_writable(output)
     report = build_report(workspace, options, progress=progress)
     html = render_html(report)
-    from trecbench.files.output import write_output
-
     write_output(output, html)
     return report

@@ -11,7 +11,7 @@ import logging
 import sqlite3
 from functools import lru_cache
 from pathlib import Path
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 from trecbench.errors import InputError
 
@@ -257,11 +257,12 @@ def explain_unreadable(path: Path) -> None:
         _broken(path, f"the database file is cut short ({size} bytes{expected})")
 
 
-def check_and_migrate(conn: sqlite3.Connection, path: Path) -> int:
+def check_and_migrate(conn: sqlite3.Connection, path: Path, *, read_only: bool = False) -> int:
     """Check an open bench database and bring it to the newest schema; returns the version it is at.
 
     Raises BrokenDatabase (nothing changed) for a database that is damaged, foreign, newer or missing a
-    table; copies an older one to `bench.sqlite.vN.bak` before the first migration.
+    table; copies an older one to `bench.sqlite.vN.bak` before the first migration. `read_only` (a
+    workspace that cannot be written) checks without migrating, and refuses an older schema.
     """
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -271,7 +272,7 @@ def check_and_migrate(conn: sqlite3.Connection, path: Path) -> int:
     except sqlite3.DatabaseError as e:
         if not isinstance(e, sqlite3.OperationalError):  # not a database, or malformed; not busy or locked
             explain_unreadable(path)
-        _broken(path, f"SQLite cannot read the database ({e})")
+        _broken(path, cannot_open(path, e))
     size = path.stat().st_size
     if size % page_size:  # SQLite reads a last page cut short as if the rest were zeros
         _broken(path, f"the database file is cut short ({size} bytes, not a whole number of {page_size}-byte pages)")
@@ -294,12 +295,74 @@ def check_and_migrate(conn: sqlite3.Connection, path: Path) -> int:
             missing.append(f"table {table!r} lacks column(s) {', '.join(sorted(columns - tables[table]))}")
     if missing:
         _broken(path, "the database is incomplete: " + "; ".join(missing))
+    if read_only:
+        if version < newest:
+            _broken(path, f"schema version {version} is older than this trecbench's ({newest}) and the workspace "
+                          "is read-only, so it cannot be upgraded: open it once where it can be written")
+        return version
     saved = backup(conn, path, version) if version < newest else None
     _migrate(conn, path)
     if saved is not None:
         logging.getLogger("trecbench.store").warning(
             "%s: schema %d upgraded to %d; the database as it was is kept in %s", path, version, newest, saved.name)
     return newest
+
+
+# SQLite's shared-memory file (bench.sqlite-shm) takes 32 kB: with less free, it cannot be made, and every
+# connection fails with "disk I/O error" although the database is fine.
+SHM_BYTES = 32 * 1024
+
+
+def cannot_open(path: Path, error: sqlite3.Error) -> str:
+    """What is wrong when SQLite cannot open a database whose file is fine, and what to do."""
+    free = free_bytes(path.parent)
+    if free is not None and free < 2 * SHM_BYTES:
+        return (f"the disk holding the workspace is full ({free // 1024} kB free; SQLite said: {error}): SQLite "
+                f"needs {SHM_BYTES // 1024} kB beside the database for {path.name}-shm; free some space on it and "
+                "run the command again")
+    return f"SQLite cannot read the database ({error})"
+
+
+class StoreFailure(NamedTuple):
+    """What a failed read or write of the store means for a person: what is wrong and what to do about it."""
+
+    what: str
+    todo: str | None
+    full: bool  # the disk is full: the web app answers 507 Insufficient Storage
+
+
+def store_failure(error: BaseException) -> StoreFailure:
+    """Why a statement of an open workspace failed, in the user's words (the CLI's line, the web app's page)."""
+    said = str(error)
+    if "readonly" in said:  # a workspace on read-only media or in a folder this user cannot write
+        return StoreFailure(f"the workspace is read-only ({said})", "run it on a writable copy of the folder", False)
+    if "disk is full" in said:
+        return StoreFailure(f"the disk holding the workspace is full ({said})", "free some space on it", True)
+    return StoreFailure(f"the workspace database failed ({said})", None, False)
+
+
+def free_bytes(folder: Path) -> int | None:
+    """The bytes this process may still write on the file system of `folder` (None if it cannot be told)."""
+    import os
+
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def refuse_unsaved_wal(path: Path) -> None:
+    """Refuse a read-only workspace whose WAL file holds changes not yet in the database: a connection that
+    cannot make the -shm file (opened immutable) does not read the WAL, so it would miss them."""
+    wal = path.with_name(path.name + "-wal")
+    try:
+        size = wal.stat().st_size
+    except OSError:
+        return
+    if size:
+        _broken(path, f"the workspace is read-only and {wal.name} holds changes not yet written into the database "
+                      f"({size} bytes): open it once where it can be written (or a writable copy of the folder)")
 
 
 def backup(conn: sqlite3.Connection, path: Path, version: int) -> Path:

@@ -54,7 +54,10 @@ class Workspace(TopicStore, JudgmentStore, PoolStore, AssessorStore, DraftStore,
                                                 "create one with `trecbench init`")
         self.settings = Settings.read(self.path / CONFIG)
         self._local = threading.local()
-        _open_checked(self.path / DATABASE)
+        # A folder that cannot be written (read-only media, an archive) is opened read-only: what reads works,
+        # what writes fails with SQLite's "readonly database" (said in one line by the CLI).
+        self.read_only = not _writable(self.path)
+        self._immutable = _open_checked(self.path / DATABASE, read_only=self.read_only)
 
     # ---- creation and connections ----
 
@@ -105,13 +108,15 @@ class Workspace(TopicStore, JudgmentStore, PoolStore, AssessorStore, DraftStore,
         write_output(self.path / CONFIG, self.settings.to_toml())
 
     def connection(self) -> sqlite3.Connection:
-        """This thread's connection (autocommit; WAL; waits up to 30 s for another writer)."""
+        """This thread's connection (autocommit; WAL; waits up to 30 s for another writer); read-only when the
+        workspace folder cannot be written."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path / DATABASE, timeout=30, isolation_level=None, check_same_thread=True)
-            conn.execute("PRAGMA journal_mode=WAL")
-            # NORMAL: a kill loses nothing; FULL: neither does a power cut (a flush per commit)
-            conn.execute("PRAGMA synchronous=" + ("FULL" if self.durable else "NORMAL"))
+            conn = _connect(self.path / DATABASE, read_only=self.read_only, immutable=self._immutable)
+            if not self.read_only:
+                conn.execute("PRAGMA journal_mode=WAL")
+                # NORMAL: a kill loses nothing; FULL: neither does a power cut (a flush per commit)
+                conn.execute("PRAGMA synchronous=" + ("FULL" if self.durable else "NORMAL"))
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA busy_timeout=30000")
             self._local.conn = conn
@@ -201,17 +206,51 @@ def as_workspace(ws: WorkspaceLike) -> Workspace:
     return ws if isinstance(ws, Workspace) else Workspace(ws)
 
 
-def _open_checked(path: Path) -> None:
+def _open_checked(path: Path, *, read_only: bool = False) -> bool:
     """Check the database (and migrate an older schema, after a backup) on a connection of its own, before
-    any connection changes a setting of the file; BrokenDatabase when it cannot be used as it is."""
-    from .schema import check_and_migrate, check_file
+    any connection changes a setting of the file; BrokenDatabase when it cannot be used as it is.
+
+    Returns whether the connections must open it immutable: a read-only folder where SQLite cannot make the
+    shared-memory file (bench.sqlite-shm) a read-only WAL connection needs, so nobody is writing it."""
+    from .schema import check_and_migrate, check_file, refuse_unsaved_wal
 
     check_file(path)
-    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+    immutable = read_only and not _opens_read_only(path)
+    if immutable:
+        refuse_unsaved_wal(path)  # an immutable connection does not read the WAL: its changes would be missed
+    conn = _connect(path, read_only=read_only, immutable=immutable)
     try:
-        check_and_migrate(conn, path)
+        check_and_migrate(conn, path, read_only=read_only)
     finally:
         conn.close()
+    return immutable
+
+
+def _connect(path: Path, *, read_only: bool = False, immutable: bool = False) -> sqlite3.Connection:
+    """A connection to the database: read-write, read-only (`mode=ro`), or read-only of a file nobody writes
+    (`immutable=1`: SQLite then takes no lock and needs no -shm file)."""
+    if not read_only:
+        return sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=True)
+    query = "mode=ro&immutable=1" if immutable else "mode=ro"
+    return sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True, timeout=30, isolation_level=None,
+                           check_same_thread=True)
+
+
+def _opens_read_only(path: Path) -> bool:
+    """Whether SQLite reads the database read-only in place (its -shm file exists, or the file is not WAL)."""
+    conn = _connect(path, read_only=True)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:  # cannot open the -shm file; a damaged file is a DatabaseError, told later
+        return False
+    finally:
+        conn.close()
+    return True
+
+
+def _writable(folder: Path) -> bool:
+    """Whether this process can write the workspace folder and its database (SQLite makes files beside it)."""
+    return os.access(folder, os.W_OK | os.X_OK) and os.access(folder / DATABASE, os.W_OK)
 
 
 def _portable(source: str | None, root: Path) -> str | None:

@@ -5,12 +5,14 @@ Pages are rendered on the server (Starlette + Jinja2, autoescaped); the only scr
 which maps the keys 0-3 to the grade buttons and n/p to the next/previous buttons. Pages (GET) change
 nothing; every change is a same-origin POST with the session's CSRF token: a grade (recorded at once as
 one judgment row of `Judge("human", assessor)`; nothing is updated or deleted), taking the next pair
-(`/next`) or opening one (`/open`), both of which lease it.
+(`/next`) or opening one (`/open`), both of which lease it. When the store cannot be written (a full disk,
+read-only media) the assessor gets a page saying what was NOT saved and why (`common.store_failed`).
 """
 from __future__ import annotations
 
 import functools
 import hashlib
+import sqlite3
 from typing import Iterable
 
 from markupsafe import Markup
@@ -29,7 +31,10 @@ from trecbench.web import auth, nuggets, queries
 from trecbench.web.common import (
     GRADES,
     HERE,
+    STORE_FAILURES,
     Bench,
+    NotSaved,
+    StoreFailures,
     bench_of,
     checked_form,
     field,
@@ -72,10 +77,13 @@ def create_app(workspace: WorkspaceLike, *, require_token: bool, double: bool = 
         ],
         middleware=[
             Middleware(auth.Gate, hosts=auth.allowed_hosts(host, extra), extra=extra),
+            Middleware(StoreFailures),
             Middleware(SessionMiddleware, secret_key=secret, session_cookie=cookie, same_site="lax",
                        max_age=SESSION_SECONDS),
             Middleware(auth.Guard, ws=ws, require_token=require_token, throttle=throttle),
         ],
+        # a store that cannot be written (a full disk, read-only media): a page saying what was not saved
+        exception_handlers=STORE_FAILURES,
     )
     app.state.bench = bench
     app.state.throttle = throttle
@@ -222,7 +230,12 @@ async def judge_post(request: Request) -> Response:
     if not qid or not docid or grade not in {str(g) for g in GRADES}:
         raise HTTPException(400, "a judgment needs qid, docid and a grade 0-3")
     await run_in_threadpool(_record, bench, who, qid, docid, int(grade))
-    return await run_in_threadpool(_next, bench, who, qid, docid)
+    try:
+        return await run_in_threadpool(_next, bench, who, qid, docid)
+    except sqlite3.Error as e:  # the grade is kept; leasing the next pair is what failed
+        raise NotSaved(f"Your grade {grade} ({GRADES[int(grade)]}) of document {docid} for topic {qid} was saved, "
+                       "but the next document could not be given to you", e, back=href("/topic", qid=qid),
+                       heading="Saved, but no next document") from None
 
 
 def _record(bench: Bench, who: str, qid: str, docid: str, grade: int) -> None:
@@ -237,9 +250,13 @@ def _record(bench: Bench, who: str, qid: str, docid: str, grade: int) -> None:
     doc, missing = bench.document(docid)
     if doc is None:
         raise HTTPException(404, missing)
-    with bench.ws.transaction():  # one commit (one flush to disk) for the grade and the lease it ends
-        bench.ws.record(Judgment(qid, docid, grade, Judge("human", who), doc_hash=text_hash(doc.text)))
-        queries.release(bench.ws, qid, docid, who)
+    try:
+        with bench.ws.transaction():  # one commit (one flush to disk) for the grade and the lease it ends
+            bench.ws.record(Judgment(qid, docid, grade, Judge("human", who), doc_hash=text_hash(doc.text)))
+            queries.release(bench.ws, qid, docid, who)
+    except sqlite3.Error as e:  # rolled back: the assessor must know that this grade is not recorded
+        raise NotSaved(f"Your grade {grade} ({GRADES[grade]}) of document {docid} for topic {qid} was NOT saved", e,
+                       back=href("/judge", qid=qid, docid=docid)) from None
 
 
 async def login_page(request: Request) -> Response:

@@ -4,7 +4,9 @@ request parameters and checked forms. Both `trecbench.web.app` (judging) and `tr
 """
 from __future__ import annotations
 
+import logging
 import os
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -164,6 +166,71 @@ def render(request: Request, name: str, status_code: int = 200, **context: Any) 
     context.update(request=request, nonce=request.state.nonce, csrf=request.session.get("csrf", ""),
                    bench_name=bench.ws.settings.name, double=bench.per_pair > 1, require_token=bench.require_token)
     return templates.TemplateResponse(request, name, context, status_code=status_code)
+
+
+class NotSaved(Exception):
+    """A change the store could not make (a full disk, a read-only workspace): `what` says which, in the
+    assessor's words, `back` where to try again; the page `store_failed` shows says so."""
+
+    def __init__(self, what: str, error: sqlite3.Error, *, back: str | None = None, heading: str = "Not saved"):
+        super().__init__(f"{what}: {error}")
+        self.what, self.error, self.back, self.heading = what, error, back, heading
+
+
+def store_failed(request: Request, exc: Exception) -> Response:
+    """The page for a request the store failed (`NotSaved`, or any sqlite3.Error of a route): what was not
+    saved (or shown), why and what to do; 507 when the disk is full, else 503. The server log gets one line."""
+    from trecbench.store.schema import store_failure
+
+    failure = store_failure(exc.error if isinstance(exc, NotSaved) else exc)
+    if isinstance(exc, NotSaved):
+        what, back, heading = exc.what, exc.back, exc.heading
+    elif request.method in ("GET", "HEAD"):
+        what, back, heading = "This page could not be shown", None, "Not shown"
+    else:
+        what, back, heading = "Your change was NOT saved", None, "Not saved"
+    logging.getLogger("trecbench.web").error("%s %s: %s: %s", request.method, request.url.path, what, failure.what)
+    return render(request, "not_saved.html", status_code=507 if failure.full else 503, heading=heading, what=what,
+                  why=failure.what, todo=failure.todo, back=back)
+
+
+STORE_FAILURES = {NotSaved: store_failed, sqlite3.Error: store_failed}  # the apps' exception handlers
+
+
+class StoreFailures:
+    """ASGI middleware (outside the session and login middleware, whose writes the routes' handlers do not
+    see: a login, a new session): a store failure there is a short plain page saying so, never a 500 with a
+    traceback or a dropped connection. Routes' failures get `store_failed`'s page instead."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except sqlite3.Error as e:
+            if started:
+                raise
+            from starlette.responses import PlainTextResponse
+
+            from trecbench.store.schema import store_failure
+
+            failure = store_failure(e)
+            logging.getLogger("trecbench.web").error("%s %s: not served: %s", scope.get("method"), scope.get("path"),
+                                                     failure.what)
+            todo = f" Ask the person who runs trecbench serve to {failure.todo}, then try again." if failure.todo else ""
+            text = f"Nothing was saved (you may not be logged in): {failure.what}.{todo}\n"
+            await PlainTextResponse(text, status_code=507 if failure.full else 503)(scope, receive, send)
 
 
 def href(path: str, **params: str) -> str:

@@ -43,8 +43,9 @@ def serve(workspace: str, host: str, port: int, double: bool, require_token: boo
     once as a judgment of the assessor. A document is offered to one assessor at a time (two with
     --double). On 127.0.0.1 no login is needed; bound to any other address every request needs an
     assessor's token (`trecbench assessors add NAME`), entered on the login page or given once as
-    `?token=...` in the URL. Serve beyond this machine behind an HTTPS proxy: plain HTTP shows tokens
-    and cookies to the network. Requests that name another host, or that another site makes the browser
+    `?token=...` in the URL (a link another site sent the browser to asks before it logs in). Serve
+    beyond this machine behind an HTTPS proxy (name it with --proxy): plain HTTP shows tokens and
+    cookies to the network. Requests that name another host, or that another site makes the browser
     send, are refused; wrong tokens are throttled per address. See docs/web.md.
 
     \b

@@ -6,6 +6,18 @@ import click
 from trecbench.cli.workspace import workspace_option
 
 
+def _addresses(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """Each --proxy is an IP address or network (uvicorn would take a typo for a name and trust nothing)."""
+    import ipaddress
+
+    for value in values:
+        try:
+            ipaddress.ip_network(value, strict=False)
+        except ValueError:
+            raise click.BadParameter(f"{value!r} is not an IP address or network (e.g. 127.0.0.1, 10.0.0.0/24)") from None
+    return values
+
+
 @click.command("serve")
 @workspace_option
 @click.option("--host", default="127.0.0.1", show_default=True,
@@ -18,17 +30,22 @@ from trecbench.cli.workspace import workspace_option
 @click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
               help="Another name the server is reached by (a reverse proxy's); requests naming any other host "
                    "than --host (and localhost on loopback) are refused. Repeatable.")
+@click.option("--proxy", "proxies", multiple=True, metavar="ADDRESS", callback=_addresses,
+              help="Address (or network, e.g. 10.0.0.0/24) of the reverse proxy in front: only its connections "
+                   "may name the client in X-Forwarded-For, which wrong tokens are throttled by; without --proxy "
+                   "the header is ignored. Repeatable.")
 @click.option("--pool", "pool_name", default=None, help="Pool to judge, by name or id (default: the newest).")
 def serve(workspace: str, host: str, port: int, double: bool, require_token: bool, allowed_hosts: tuple[str, ...],
-          pool_name: str | None) -> None:
+          proxies: tuple[str, ...], pool_name: str | None) -> None:
     """Judge the newest pool (or --pool) in the browser: topic list with progress, a judging page per document.
 
     Keys 0-3 grade a document and move on, n/p go to the next/previous one; every grade is saved at
     once as a judgment of the assessor. A document is offered to one assessor at a time (two with
     --double). On 127.0.0.1 no login is needed; bound to any other address every request needs an
     assessor's token (`trecbench assessors add NAME`), entered on the login page or given once as
-    `?token=...` in the URL. Serve beyond this machine behind an HTTPS proxy: plain HTTP shows tokens
-    and cookies to the network. Requests that name another host, or that another site makes the browser
+    `?token=...` in the URL (a link another site sent the browser to asks before it logs in). Serve
+    beyond this machine behind an HTTPS proxy (name it with --proxy): plain HTTP shows tokens and
+    cookies to the network. Requests that name another host, or that another site makes the browser
     send, are refused; wrong tokens are throttled per address. See docs/web.md.
 
     \b
@@ -37,7 +54,7 @@ def serve(workspace: str, host: str, port: int, double: bool, require_token: boo
       trecbench assessors add alice -w mybench
       trecbench serve -w mybench --host 0.0.0.0 --port 8080 --double
       trecbench serve -w mybench --pool mtf30
-      trecbench serve -w mybench --require-token --allowed-host bench.example.org
+      trecbench serve -w mybench --require-token --allowed-host bench.example.org --proxy 127.0.0.1
     """
     from trecbench.store import Workspace
     from trecbench.web.app import serve as run
@@ -53,4 +70,5 @@ def serve(workspace: str, host: str, port: int, double: bool, require_token: boo
     click.echo(f"judging {ws.settings.name} ({what}) at http://{host}:{port}/ "
                f"({'assessor tokens required' if tokens else 'no login needed on this machine'}"
                f"{', double judging' if double else ''}); Ctrl-C stops", err=True)
-    run(ws, host=host, port=port, double=double, require_token=tokens, pool=pool_name, allowed_hosts=allowed_hosts)
+    run(ws, host=host, port=port, double=double, require_token=tokens, pool=pool_name, allowed_hosts=allowed_hosts,
+        proxies=proxies)

@@ -3,11 +3,18 @@
 Every judgment is recorded the moment its reply is read (or recorded as failed, never as a grade), so a
 stopped run loses nothing and the next run judges only what is missing. The judge's identity — model,
 prompt name and hash, batch size, samples, sampling parameters — is stored with each judgment.
+
+A pair is leased before it is asked about (`Leases`), so two runs of the same judge at once (two terminals,
+a cron job beside a person's run) share the work instead of both asking and both recording: each skips
+what the other holds or has judged since it planned. A run keeps its leases alive while it runs; those of a
+run that died are taken over at once when it was a process of this machine, else once they expire
+(`LEASE_SECONDS` after it last renewed them).
 """
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
@@ -23,6 +30,8 @@ from trecbench.llm.records import Usage
 from .prompts import Example, Prompt, build_messages, grade_bound, parse_grades
 
 REASK_MISSING = 2  # times the passages a batch reply left out are asked again on their own
+LEASE_SECONDS = 120.0  # how long a pair stays taken by a run that stopped renewing it (one that died elsewhere)
+WAIT_SECONDS = 0.5  # how often an adaptive run looks again at a pair another run of its judge is asking about
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,7 @@ class Report:
     judged: int = 0
     failed: list[tuple[str, str, str]] = field(default_factory=list)  # (qid, docid, why)
     skipped: int = 0  # already judged by this judge
+    shared: int = 0  # left to another run of this judge working at the same time (it held or had judged them)
     stopped: str | None = None  # why the run stopped early (budget), if it did
     usage: Usage = field(default_factory=Usage)  # every reply of the run, re-asks and cache hits included
     fatal: BaseException | None = None  # a model error every further call would meet (bad key, no such model)
@@ -121,6 +131,72 @@ def few_shot_examples(ws: Workspace, k: int, corpus, topics: dict) -> dict[str, 
     return out
 
 
+class Leases:
+    """The pairs one judging run has taken (leased in the workspace), so that another run of the same judge
+    skips them; `since` is the newest judgment row when the run planned (what it knew was judged)."""
+
+    def __init__(self, ws: Workspace, judge: str, since: int, *, seconds: float = LEASE_SECONDS):
+        from trecbench.store.assessors import model_holder
+
+        self.ws, self.since, self.seconds = ws, since, seconds
+        self.holder = model_holder(judge)
+        self.held: set[tuple[str, str]] = set()
+
+    def take(self, qid: str, docids: Iterable[str]) -> tuple[list[str], dict[str, int | None]]:
+        """(the documents taken for this run now, {docid: grade or None} of those the judge judged since the
+        run planned); the rest another run holds."""
+        now = time.time()
+        claims = self.ws.take_pairs(self.holder, qid, list(docids), since=self.since, expires_at=now + self.seconds,
+                                    at=now)
+        taken = [c.docid for c in claims if c.state == "taken"]
+        self.held.update((qid, d) for d in taken)
+        return taken, {c.docid: c.grade for c in claims if c.state == "judged"}
+
+    async def take_one(self, qid: str, docid: str, stop: asyncio.Event) -> tuple[bool, int | None]:
+        """(True, None) once the pair is this run's; (False, grade) when the judge judged it meanwhile (grade
+        None: a failure, or `stop` was set while another run held it), waiting while another run holds it."""
+        while True:
+            taken, judged = self.take(qid, [docid])
+            if taken:
+                return True, None
+            if docid in judged or stop.is_set():
+                return False, judged.get(docid)
+            await asyncio.sleep(WAIT_SECONDS)
+
+    def release(self, qid: str, docids: Iterable[str]) -> None:
+        """Give back the run's leases of these pairs (inside the caller's transaction, if any)."""
+        for docid in docids:
+            if (qid, docid) in self.held:
+                self.held.discard((qid, docid))
+                self.ws.drop_leases(self.holder, qid, docid)
+
+    async def keep_alive(self) -> None:
+        """Renew the run's leases until cancelled, well before they would expire."""
+        while True:
+            await asyncio.sleep(self.seconds / 4)
+            if self.held:
+                self.ws.renew_leases(self.holder, time.time() + self.seconds)
+
+    def close(self) -> None:
+        """Give back every lease the run still has (the pairs a stop or an error left unasked)."""
+        if self.held:
+            self.held.clear()
+            self.ws.drop_leases(self.holder)
+
+
+async def _leased(leases: Leases | None, work) -> None:
+    """Await `work` while `leases` are kept alive, then give them all back."""
+    if leases is None:
+        await work
+        return
+    keeper = asyncio.ensure_future(leases.keep_alive())
+    try:
+        await work
+    finally:
+        keeper.cancel()
+        leases.close()
+
+
 def passage_text(doc) -> str:
     """A document as the model reads it: its title, if any, over its text."""
     return doc.text if not doc.title else f"{doc.title}\n{doc.text}"
@@ -137,9 +213,10 @@ class _Judger:
     """Asks the model about one task and records its judgments at once; shared by the ordered and adaptive loops."""
 
     def __init__(self, ws: Workspace, llm, prompt: Prompt, judge_id: Judge, *, samples: int,
-                 examples: dict[str, list[Example]] | None, corpus, report: Report):
+                 examples: dict[str, list[Example]] | None, corpus, report: Report, leases: Leases | None = None):
         self.ws, self.llm, self.prompt, self.judge_id = ws, llm, prompt, judge_id
         self.samples, self.examples, self.corpus, self.report = samples, examples or {}, corpus, report
+        self.leases = leases
         self.topics = ws.topics()
 
     def _fail(self, qid: str, docid: str, why: str, **extra) -> Judgment:
@@ -192,7 +269,7 @@ class _Judger:
 
     async def __call__(self, task: Task) -> dict[str, int | None]:
         """{docid: grade, or None when it failed}; every judgment is recorded before returning."""
-        ws, report = self.ws, self.report
+        report = self.report
         topic = self.topics.get(task.qid)
         texts, present, hashes, rows = [], [], [], []
         for docid in task.docids:
@@ -224,8 +301,15 @@ class _Judger:
                                      error=note, doc_hash=digest))
                 grades[docid] = grade
                 report.judged += 1
-        ws.record_many(rows)
+        self._record(task, rows)
         return grades
+
+    def _record(self, task: Task, rows: list[Judgment]) -> None:
+        """The task's judgments and the end of its leases, in one commit."""
+        with self.ws.transaction():
+            self.ws.record_many(rows)
+            if self.leases is not None:
+                self.leases.release(task.qid, task.docids)
 
 
 def _stop(report: Report, error: Exception, stop: asyncio.Event) -> None:
@@ -241,25 +325,37 @@ def _stop(report: Report, error: Exception, stop: asyncio.Event) -> None:
 
 async def judge(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task], judge_id: Judge, *,
                 samples: int = 1, examples: dict[str, list[Example]] | None = None, corpus=None,
-                on_progress: Callable[[Report, int], None] | None = None) -> Report:
-    """Ask the model about every task (in order, `concurrency` at a time) and record each judgment at once."""
+                on_progress: Callable[[Report, int], None] | None = None, leases: Leases | None = None) -> Report:
+    """Ask the model about every task (in order, `concurrency` at a time) and record each judgment at once.
+
+    With `leases`, a task's documents are taken before they are asked about: those another run of the judge
+    holds or has judged since this one planned are left to it (`Report.shared`)."""
     from trecbench.llm import BudgetExceeded, ModelCallError
 
     report = Report()
     one = _Judger(ws, llm, prompt, judge_id, samples=samples, examples=examples, corpus=corpus or ws.corpus(),
-                  report=report)
+                  report=report, leases=leases)
     stop = asyncio.Event()
 
     async def judge_task(task: Task) -> None:
+        asked = task
         try:
-            await one(task)
+            if leases is not None:
+                taken, _ = leases.take(task.qid, task.docids)
+                report.shared += len(task.docids) - len(taken)
+                if not taken:
+                    return
+                asked = Task(task.qid, tuple(taken))
+            await one(asked)
         except (BudgetExceeded, ModelCallError) as e:  # a fatal one leaves the task's passages unjudged, unrecorded
             _stop(report, e, stop)
         finally:
+            if leases is not None:
+                leases.release(asked.qid, asked.docids)  # what `one` did not record (a stop): free for others
             if on_progress:
                 on_progress(report, len(task.docids))
 
-    await work_through(tasks, judge_task, workers=getattr(llm.config, "concurrency", 8), stop=stop)
+    await _leased(leases, work_through(tasks, judge_task, workers=getattr(llm.config, "concurrency", 8), stop=stop))
     if report.fatal is not None:
         raise report.fatal
     return report
@@ -268,13 +364,15 @@ async def judge(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task], judge
 async def judge_adaptive(ws: Workspace, llm, prompt: Prompt, pool, judge_id: Judge, *, budget: int | None,
                          relevant_grade: int = 1, samples: int = 1, examples=None, corpus=None,
                          done: dict[tuple[str, str], int] | None = None,
-                         on_progress: Callable[[Report, int], None] | None = None) -> Report:
+                         on_progress: Callable[[Report, int], None] | None = None,
+                         leases: Leases | None = None) -> Report:
     """Judge an adaptive pool (mtf, maxmean): the strategy picks each next document from the grades so far.
 
     Topics are judged side by side (up to `concurrency`), each one document at a time, until its
     strategy has nothing left or `budget` judgments were spent on it. Grades this judge already gave
     (`done`) are replayed to the strategy without a call. A failed judgment counts as not relevant for
-    the strategy's next choice only; it is recorded as a failure, not as a grade.
+    the strategy's next choice only; it is recorded as a failure, not as a grade. With `leases`, a
+    document another run of the judge is asking about is waited for and its grade replayed (`Report.shared`).
     """
     from trecbench.llm import BudgetExceeded, ModelCallError
     from trecbench.pooling.session import JudgingSession
@@ -282,7 +380,7 @@ async def judge_adaptive(ws: Workspace, llm, prompt: Prompt, pool, judge_id: Jud
 
     report = Report()
     one = _Judger(ws, llm, prompt, judge_id, samples=samples, examples=examples, corpus=corpus or ws.corpus(),
-                  report=report)
+                  report=report, leases=leases)
     done = done or {}
     stop = asyncio.Event()
 
@@ -298,9 +396,19 @@ async def judge_adaptive(ws: Workspace, llm, prompt: Prompt, pool, judge_id: Jud
                 report.skipped += 1
                 session.record(q, docid, done[(q, docid)] >= relevant_grade)
                 continue
+            if leases is not None:
+                mine, theirs = await leases.take_one(q, docid, stop)
+                if not mine and stop.is_set():
+                    break
+                if not mine:
+                    report.shared += 1
+                    session.record(q, docid, theirs is not None and theirs >= relevant_grade)
+                    continue
             try:
                 grades = await one(Task(q, (docid,)))
             except (BudgetExceeded, ModelCallError) as e:  # fatal ones as in `judge`
+                if leases is not None:
+                    leases.release(q, [docid])
                 _stop(report, e, stop)
                 break
             grade = grades.get(docid)
@@ -308,7 +416,8 @@ async def judge_adaptive(ws: Workspace, llm, prompt: Prompt, pool, judge_id: Jud
             if on_progress:
                 on_progress(report, 1)
 
-    await work_through(pool.topics, judge_topic, workers=getattr(llm.config, "concurrency", 8), stop=stop)
+    await _leased(leases, work_through(pool.topics, judge_topic, workers=getattr(llm.config, "concurrency", 8),
+                                       stop=stop))
     if report.fatal is not None:
         raise report.fatal
     return report

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from trecbench.pooling.workspace import is_adaptive, resume_adaptive
 from trecbench.store import Judge, Workspace, model_calls
 
-from .llm import Report, Task, candidates, few_shot_examples, judge, judge_adaptive, model_judge, plan_tasks
+from .llm import Leases, Report, Task, candidates, few_shot_examples, judge, judge_adaptive, model_judge, plan_tasks
 from .prompts import Prompt, load_prompt
 
 
@@ -83,6 +83,7 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
                          "or --dry-run")
     tasks: list[Task] = []
     resumed = None
+    since = ws.newest_judgment()  # read before what was judged: a row recorded after it is another run's
     if adaptive:
         if batch > 1:
             raise ValueError("an adaptive pool picks one document at a time: --batch must be 1")
@@ -107,12 +108,15 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
     if dry_run:
         return JudgeRun(plan, estimate=_estimate(ws, config, plan, tasks, corpus, topics, shots, batch, samples))
     client = LLM(config, cache=ws.path / "bench.sqlite", budget=Budget.of(max_cost))
+    # Pairs are leased while asked about, so another run of this judge at the same time shares the work (a
+    # provider batch is not: its requests wait at the provider far longer than a lease, for a later run).
+    leases = Leases(ws, identity.name, since)
     try:
         if resumed is not None:
             report = client.run(judge_adaptive(ws, client, prompt, resumed.pool, identity,
                                                budget=resumed.pool.info.budget, relevant_grade=relevant_grade,
                                                samples=samples, examples=shots, corpus=corpus, done=done,
-                                               on_progress=on_progress))
+                                               on_progress=on_progress, leases=leases))
         elif provider_batch:
             from .batch import judge_batched
 
@@ -121,7 +125,7 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
             return JudgeRun(plan, report=batched.report, batches=batched)
         else:
             report = client.run(judge(ws, client, prompt, tasks, identity, samples=samples, examples=shots,
-                                      corpus=corpus, on_progress=on_progress))
+                                      corpus=corpus, on_progress=on_progress, leases=leases))
     finally:
         client.close()
     return JudgeRun(plan, report=report)

@@ -1,16 +1,61 @@
-"""The web app's people: assessors and their login tokens, login sessions, and leases of pairs being judged.
+"""Who is judging: assessors and their login tokens, login sessions, and leases of pairs being judged.
 
 Only a token's hash is stored. A session is a row the signed cookie names, so that it can be ended here
 (logging out, removing an assessor, a new token). A lease offers one pair to one assessor for a while;
-an assessor holds at most one.
+an assessor holds at most one. A model judging run leases the pairs it is asking about too (`take_pairs`),
+so that two runs of one judge share the work: its leases are rows of the same table whose holder is
+`model RUN JUDGE` (a person's name has no space), many per run, invisible to the web app.
 """
 from __future__ import annotations
 
 import hashlib
+import os
+import secrets
+import socket
+from typing import NamedTuple, Sequence
 
 from .base import Connected, now
 
 SESSION_SECONDS = 14 * 24 * 3600  # how long a web app login lasts
+# A model run's lease holder: "model ", the run (8 hex digits of the machine's name, 8 of the process id, 4
+# random), a space, the judge's name.
+MODEL_HOLDER = "model "
+_RUN = 20
+_JUDGE_AT = len(MODEL_HOLDER) + _RUN + 2  # where the judge's name starts in a holder (SQLite counts from 1)
+
+
+class PairClaim(NamedTuple):
+    """What `take_pairs` found for one document: `taken` (leased to the run now), `held` (a live lease of
+    another run of the same judge) or `judged` (the judge recorded it since the run planned: `grade`, None
+    for a failure)."""
+
+    docid: str
+    state: str
+    grade: int | None = None
+
+
+def model_holder(judge: str) -> str:
+    """A new lease holder for one judging run of `judge` (a judge's name as `Judge.name` gives it) in this process."""
+    return f"{MODEL_HOLDER}{_machine()}{os.getpid():08x}{secrets.token_hex(2)} {judge}"
+
+
+def _machine() -> str:
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _run_is_dead(holder: str) -> bool:
+    """True when the holder's run was a process of this machine that no longer exists (killed, crashed): its
+    leases need not wait to expire. Another machine's run, or a process id now used again, counts as alive."""
+    run = holder[len(MODEL_HOLDER):len(MODEL_HOLDER) + _RUN]
+    if os.name != "posix" or run[:8] != _machine():
+        return False
+    try:
+        os.kill(int(run[8:16], 16), 0)  # signal 0: asks whether the process exists, sends nothing
+    except ProcessLookupError:
+        return True
+    except (OSError, ValueError):  # alive under another user, or not a holder this module made
+        return False
+    return False
 
 
 class AssessorStore(Connected):
@@ -85,9 +130,11 @@ class AssessorStore(Connected):
     # ---- leases (a pair offered to one assessor for a while) ----
 
     def live_leases(self, qid: str, at: float) -> list[tuple[str, str]]:
-        """(docid, assessor) of the topic's leases that have not expired at time `at`."""
-        return self.connection().execute("SELECT docid, assessor FROM leases WHERE qid = ? AND expires_at > ?",
-                                         (qid, at)).fetchall()
+        """(docid, assessor) of the topic's leases that have not expired at time `at` (people's: a model run's
+        leases keep two runs of one judge apart, never a person from a pair)."""
+        return self.connection().execute("SELECT docid, assessor FROM leases WHERE qid = ? AND expires_at > ? "
+                                         "AND substr(assessor, 1, ?) != ?",
+                                         (qid, at, len(MODEL_HOLDER), MODEL_HOLDER)).fetchall()
 
     def lease(self, qid: str, docid: str, assessor: str, expires_at: float, *, at: float) -> None:
         """The assessor's one lease becomes this pair; leases expired at `at` are swept. Call inside a
@@ -108,6 +155,44 @@ class AssessorStore(Connected):
         else:
             with self.transaction() as c:
                 c.execute(sql, args)
+
+    # ---- a model run's leases (the pairs it is asking about) ----
+
+    def take_pairs(self, holder: str, qid: str, docids: Sequence[str], *, since: int, expires_at: float,
+                   at: float) -> list[PairClaim]:
+        """Lease to `holder` (`model_holder`) each of the topic's documents that no other run of the same judge
+        holds (a lease live at `at`) and the judge has not judged since judgment row `since` (what the run
+        saw when it planned), in one write transaction; says for each what it found. The lease of a run that
+        died is taken over: at once when it was a process of this machine, else once it has expired."""
+        judge = holder[_JUDGE_AT - 1:]
+        claims = []
+        with self.transaction() as c:
+            for docid in docids:
+                row = c.execute("SELECT j.grade FROM judgments j JOIN judges g ON g.id = j.judge_id "
+                                "WHERE j.qid = ? AND j.docid = ? AND j.id > ? AND g.kind = 'model' AND g.name = ? "
+                                "ORDER BY j.id DESC LIMIT 1", (qid, docid, since, judge)).fetchone()
+                if row is not None:
+                    claims.append(PairClaim(docid, "judged", row[0]))
+                    continue
+                c.execute("DELETE FROM leases WHERE qid = ? AND docid = ? AND expires_at <= ?", (qid, docid, at))
+                others = [r[0] for r in c.execute(
+                    "SELECT assessor FROM leases WHERE qid = ? AND docid = ? AND substr(assessor, 1, ?) = ? "
+                    "AND substr(assessor, ?) = ? AND assessor != ?",
+                    (qid, docid, len(MODEL_HOLDER), MODEL_HOLDER, _JUDGE_AT, judge, holder))]
+                if any(not _run_is_dead(other) for other in others):
+                    claims.append(PairClaim(docid, "held"))
+                    continue
+                c.executemany("DELETE FROM leases WHERE qid = ? AND docid = ? AND assessor = ?",
+                              [(qid, docid, other) for other in others])
+                c.execute("INSERT OR REPLACE INTO leases (qid, docid, assessor, expires_at) VALUES (?, ?, ?, ?)",
+                          (qid, docid, holder, expires_at))
+                claims.append(PairClaim(docid, "taken"))
+        return claims
+
+    def renew_leases(self, holder: str, expires_at: float) -> None:
+        """Every lease `holder` still has now lasts until `expires_at` (a run that is alive keeps its pairs)."""
+        with self.transaction() as c:
+            c.execute("UPDATE leases SET expires_at = ? WHERE assessor = ?", (expires_at, holder))
 
 
 def _hash_token(token: str) -> str:

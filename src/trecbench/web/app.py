@@ -80,7 +80,7 @@ def create_app(workspace: WorkspaceLike, *, require_token: bool, double: bool = 
             Middleware(StoreFailures),
             Middleware(SessionMiddleware, secret_key=secret, session_cookie=cookie, same_site="lax",
                        max_age=SESSION_SECONDS),
-            Middleware(auth.Guard, ws=ws, require_token=require_token, throttle=throttle),
+            Middleware(auth.Guard, ws=ws, require_token=require_token, throttle=throttle, confirm=confirm_login_page),
         ],
         # a store that cannot be written (a full disk, read-only media): a page saying what was not saved
         exception_handlers=STORE_FAILURES,
@@ -91,8 +91,13 @@ def create_app(workspace: WorkspaceLike, *, require_token: bool, double: bool = 
 
 
 def serve(workspace: WorkspaceLike, *, host: str = "127.0.0.1", port: int = 8000, double: bool = False,
-          require_token: bool | None = None, pool: str | None = None, allowed_hosts: Iterable[str] = ()) -> None:
-    """Run the app with uvicorn until interrupted; tokens are required unless bound to a loopback address."""
+          require_token: bool | None = None, pool: str | None = None, allowed_hosts: Iterable[str] = (),
+          proxies: Iterable[str] = ()) -> None:
+    """Run the app with uvicorn until interrupted; tokens are required unless bound to a loopback address.
+
+    `proxies` are the addresses (or networks) of the reverse proxies in front: only a connection from one
+    of them may name the client in `X-Forwarded-For` (what wrong tokens are throttled by); without them the
+    header is ignored, whoever sends it (uvicorn would otherwise believe any loopback connection)."""
     import logging
 
     import uvicorn
@@ -104,7 +109,9 @@ def serve(workspace: WorkspaceLike, *, host: str = "127.0.0.1", port: int = 8000
     judged = bench.pool()
     if judged is not None:  # count the topic list once now, not in the first assessor's request
         bench.tally.progress(bench.ws, judged, auth.LOCAL)
-    config = uvicorn.Config(app, host=host, port=port, log_level="info")
+    trusted = list(proxies)
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", proxy_headers=bool(trusted),
+                            forwarded_allow_ips=trusted or None)
     logging.getLogger("uvicorn.access").addFilter(auth.hide_tokens)  # after Config, which sets up logging
     uvicorn.Server(config).run()
 
@@ -288,6 +295,12 @@ async def login_page(request: Request) -> Response:
             error = "Enter your token." if bench.require_token else "Enter your name or token."
     # who is logged in is not shown here: the page is for logging in (or in as someone else)
     return render(request, "login.html", status_code=401 if error else 200, error=error, next=target, assessor=None)
+
+
+def confirm_login_page(request: Request, name: str, token: str, target: str) -> Response:
+    """Asks before a `?token=` link another site may have sent the browser to logs in as `name` (the Guard
+    calls it; see `auth.token_login_at_once`): the button posts the token to /login from this site."""
+    return render(request, "confirm_login.html", login_as=name, token=token, next=target)
 
 
 async def logout(request: Request) -> Response:

@@ -3,6 +3,8 @@
 Bound to a loopback address the app trusts whoever reaches it (assessor `local`, or a name chosen on the
 login page). Bound to any other address, every request (pages, form posts, static files) needs a session
 made from an assessor's token (`trecbench assessors add`), given on the login page or once as `?token=`.
+A `?token=` link another site sent the browser to asks before it logs in (`token_login_at_once`), so that
+no site can switch an assessor to its own token and collect their grades under its name.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from urllib.parse import urlencode, urlsplit
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from trecbench.store.workspace import Workspace
@@ -74,6 +76,19 @@ def assessor(session: MutableMapping[str, Any], require_token: bool) -> str | No
     if not isinstance(name, str) or (require_token and session.get("via") != "token"):
         return None
     return name
+
+
+def token_login_at_once(headers: Headers, session: MutableMapping[str, Any]) -> bool:
+    """Whether a `?token=` link logs in without asking: when the browser says the person asked for it
+    themselves (`Sec-Fetch-Site: none`: typed, pasted, a bookmark, a link from a mail program) or from a
+    page of this site (`same-origin`), or, when it says nothing (a script, or a browser too old to send
+    Fetch Metadata), while the session has nobody logged in. A link another site sent the browser to
+    (`cross-site`, `same-site`) or an unmarked one into a session that has an assessor is confirmed first:
+    a login CSRF would otherwise switch the assessor to the other site's token."""
+    site = headers.get("sec-fetch-site")
+    if site is None:
+        return "assessor" not in session
+    return site in ("none", "same-origin")
 
 
 def safe_path(target: str) -> str:
@@ -186,16 +201,23 @@ class Gate:
         return bool(netloc) and (netloc == host.lower() or _host_name(netloc) in self.extra)
 
 
+# The page that asks "log in as NAME?" for a `?token=` link that may come from another site:
+# (request, the token's assessor, the token, the path to go to after logging in) -> the page.
+ConfirmPage = Callable[[Request, str, str, str], Response]
+
+
 class Guard:
     """ASGI middleware (inside SessionMiddleware): ends sessions the workspace no longer has, logs in by
-    `?token=`, turns away requests without an assessor, and adds the security headers (CSP with a
-    per-request nonce) to every response."""
+    `?token=` (or asks first, through `confirm`, see `token_login_at_once`), turns away requests without an
+    assessor, and adds the security headers (CSP with a per-request nonce) to every response."""
 
-    def __init__(self, app: ASGIApp, *, ws: Workspace, require_token: bool, throttle: Throttle):
+    def __init__(self, app: ASGIApp, *, ws: Workspace, require_token: bool, throttle: Throttle,
+                 confirm: ConfirmPage):
         self.app = app
         self.ws = ws
         self.require_token = require_token
         self.throttle = throttle
+        self.confirm = confirm
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -235,9 +257,14 @@ class Guard:
         if name is None:
             self.throttle.failed(client)
             return RedirectResponse("/login?" + urlencode({"failed": "1"}), status_code=303)
-        await run_in_threadpool(log_in, self.ws, session, name, via="token")
         rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
-        return RedirectResponse(safe_path(scope["path"]) + ("?" + urlencode(rest) if rest else ""), status_code=303)
+        target = safe_path(scope["path"]) + ("?" + urlencode(rest) if rest else "")
+        if not token_login_at_once(request.headers, session):
+            if session.get("via") == "token" and session.get("assessor") == name:
+                return RedirectResponse(target, status_code=303)  # already logged in with this token's name
+            return self.confirm(request, name, token, target)
+        await run_in_threadpool(log_in, self.ws, session, name, via="token")
+        return RedirectResponse(target, status_code=303)
 
 
 def _turn_away(request: Request):

@@ -278,8 +278,10 @@ def results_in(frame: pd.DataFrame, shape: str, *, per_topic: bool, single: bool
     if shape == "pyterrier":
         if not per_topic:
             return frame.rename_axis("name").reset_index()
-        long = frame.rename_axis(["name", "qid"]).stack(future_stack=True).dropna()
-        return long.rename_axis(["name", "qid", "measure"]).rename("value").reset_index()
+        wide = frame.rename_axis(["name", "qid"]).reset_index()
+        long = wide.melt(id_vars=["name", "qid"], var_name="measure", value_name="value", ignore_index=False)
+        # row by row (a topic's measures together), as PyTerrier lists them
+        return long.sort_index(kind="stable").dropna(subset=["value"]).reset_index(drop=True)
     out: dict[str, Any] = {}
     for key, row in frame.iterrows():
         values = {m: v for m, v in row.items() if v is not None and v == v}

@@ -20,10 +20,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import IO, Mapping
+from typing import IO, Any, Mapping
 
 import numpy as np
 import pandas as pd
+
+from trecbench.files.shapes import per_topic_frame
 
 TESTS = ("randomisation", "t")
 
@@ -128,7 +130,7 @@ class Comparison:
 
 
 def compare_runs(
-    scores: pd.DataFrame,
+    scores: pd.DataFrame | Mapping[str, Any],
     baseline: str,
     *,
     runs: list[str] | None = None,
@@ -141,8 +143,12 @@ def compare_runs(
 ) -> list[Comparison]:
     """Compare runs with the baseline on per-topic scores (index (run, query_id), a column per measure).
 
-    `all` rows are ignored; topics where either side is NaN are left out of that comparison.
+    `all` rows are ignored; topics where either side is NaN are left out of that comparison. The field's
+    shapes of per-topic scores are taken too (`files.shapes.per_topic_frame`): PyTerrier's perquery table
+    (name, qid, measure, value), {run: {qid: {measure: value}}} (pytrec_eval's, and `evaluate(...,
+    shape="dict", per_topic=True)`), {run: ir_measures Metric records} (`ir_measures.iter_calc`).
     """
+    scores = per_topic_frame(scores)
     if test not in TESTS:
         raise ValueError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
     scores = scores[scores.index.get_level_values("query_id") != "all"]

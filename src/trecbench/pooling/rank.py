@@ -26,9 +26,13 @@ from trecbench.files.columns import (
     stretch_starts,
     usable_cores,
 )
+from trecbench.files.shapes import RunLike as ShapedRun
+from trecbench.files.shapes import given_runs, is_path, is_stream, run_input, stream_bytes
 from trecbench.errors import InputError, Problem
 from trecbench.ranking import break_ties, ranking_scores
 
+# The runs' annotation of build_pool and leave_one_out (which types its qrels with it too); read_runs takes
+# every shape of files.shapes.RunLike.
 RunLike = Union[str, "os.PathLike[str]", pd.DataFrame]
 
 
@@ -158,27 +162,25 @@ def _runs_of(sorted_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def read_runs(
-    runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike], depth: int | None
+    runs: ShapedRun | Iterable[ShapedRun] | Mapping[str, ShapedRun], depth: int | None
 ) -> tuple[list[RunInfo], list[TopK], list[Problem]]:
     """Read and cut every run (side by side in threads: reading and sorting release the GIL).
 
     Returns each run's RunInfo and TopK, and problems that are worth reporting but not fatal (an empty
     run file contributes nothing). Bad run files raise InputError with every problem.
     """
-    if isinstance(runs, (str, os.PathLike, pd.DataFrame)):
-        runs = [runs]
-    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
+    items = given_runs(runs).items
 
-    def one(item: tuple[str | None, RunLike]) -> tuple[str, str, str, TopK, int, int, Problem | None]:
+    def one(item: tuple[str | None, Any]) -> tuple[str, str, str, TopK, int, int, Problem | None]:
         from trecbench.evaluation.retrieval.rankings import read_run_columns, run_columns
 
         given, run = item
-        if isinstance(run, pd.DataFrame):
+        run = run_input(run)
+        if not is_path(run) and not is_stream(run):  # in memory: a DataFrame (files.shapes) or columns
             cols = run_columns(run)
-            path, digest = str(run.attrs.get("path") or ""), ""
+            path, digest = str(getattr(run, "attrs", {}).get("path") or ""), ""
         else:
-            path = str(run)
-            data = _read(path)
+            data, path = stream_bytes(run) if is_stream(run) else (_read(str(run)), str(run))
             digest = hashlib.sha256(data).hexdigest()
             if not data.strip():
                 return given or "", path, digest, _no_documents(), 0, 0, \
@@ -187,7 +189,7 @@ def read_runs(
             if fast is not None:
                 cut, tag, lines = fast
                 return given or tag, path, digest, cut, cut.topics, lines, None
-            cols = read_run_columns(path, data)
+            cols = read_run_columns(path, data) if not is_stream(run) else run_columns(_stream_of(data, path))
         runid = given or cols.runid or ""
         cut = top_k(cols, depth)
         return runid, path, digest, cut, cut.topics, len(cols.score), None
@@ -211,17 +213,33 @@ def read_runs(
     return infos, cuts, problems
 
 
-def named_runs(runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike]) -> dict[str, pd.DataFrame]:
+def named_runs(runs: ShapedRun | Iterable[ShapedRun] | Mapping[str, ShapedRun]) -> dict[str, pd.DataFrame]:
     """Read runs into {name: DataFrame}, named as in a pool (runid, else file name)."""
     from trecbench.runs import read_run
 
-    if isinstance(runs, (str, os.PathLike, pd.DataFrame)):
-        runs = [runs]
-    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
-    frames = [r if isinstance(r, pd.DataFrame) else read_run(r) for _, r in items]
-    found = [(given or f.attrs.get("runid") or "", "" if isinstance(r, pd.DataFrame) else str(r))
-             for (given, r), f in zip(items, frames)]
+    items = [(given, run_input(run)) for given, run in given_runs(runs).items]
+    frames = [read_run(r) if is_path(r) or is_stream(r) else _frame_of(r) for _, r in items]
+    found = [(given or f.attrs.get("runid") or "", str(f.attrs.get("path") or "") if is_stream(r) else
+              str(r) if is_path(r) else "") for (given, r), f in zip(items, frames)]
     return dict(zip(_names(found, [given is not None for given, _ in items]), frames))
+
+
+def _frame_of(run: Any) -> pd.DataFrame:
+    """A run in memory as a DataFrame: trecbench's own columns become one."""
+    from trecbench.evaluation.retrieval.rankings import RunColumns
+
+    if not isinstance(run, RunColumns):
+        return run
+    frame = pd.DataFrame({"query_id": run.qid.strings(), "doc_id": run.doc.strings(), "score": run.score})
+    frame.attrs.update(runid=run.runid, path=run.path)
+    return frame
+
+
+def _stream_of(data: bytes, name: str) -> io.BytesIO:
+    """A stream's bytes, already read, as a stream again, under its name (for the exact reader's problems)."""
+    stream = io.BytesIO(data)
+    stream.name = name
+    return stream
 
 
 def _read(path: str) -> bytes:

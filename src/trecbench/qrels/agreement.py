@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from trecbench.files.shapes import QrelsLike, is_path, qrels_input
+
 
 @dataclass(frozen=True)
 class RankingAgreement:
@@ -65,9 +67,17 @@ def cohen_kappa(confusion: np.ndarray, weights: np.ndarray | None = None) -> flo
     return 1.0 - float((w * confusion).sum()) / disagreement_expected
 
 
-def judged(qrels: pd.DataFrame) -> pd.DataFrame:
+def judged(qrels: QrelsLike) -> pd.DataFrame:
     """The rows a judge actually judged: a grade >= 0, not one propagated from a duplicate (iteration
-    `propagated`, or a `propagated_from` docid, as `trecbench.workspace_qrels` marks them)."""
+    `propagated`, or a `propagated_from` docid, as `trecbench.workspace_qrels` marks them).
+
+    `qrels`: a qrels file's path, a DataFrame (query_id, doc_id, relevance), or the field's shapes
+    (`files.shapes`: PyTerrier's qid, docno, label; {qid: {docid: grade}}; ranx Qrels; ir_measures Qrels)."""
+    qrels = qrels_input(qrels)
+    if is_path(qrels):
+        from trecbench.qrels.trec import read_qrels
+
+        qrels = read_qrels(qrels)
     keep = qrels["relevance"] >= 0
     if "iteration" in qrels:
         keep &= qrels["iteration"].astype(str) != "propagated"
@@ -76,7 +86,7 @@ def judged(qrels: pd.DataFrame) -> pd.DataFrame:
     return qrels.loc[keep, ["query_id", "doc_id", "relevance"]]
 
 
-def judged_pairs(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
+def judged_pairs(a: QrelsLike, b: QrelsLike) -> tuple[pd.DataFrame, int, int]:
     """Pairs both judged (see `judged`): columns query_id, doc_id, a, b; and counts judged by one only."""
     left = judged(a).rename(columns={"relevance": "a"})
     right = judged(b).rename(columns={"relevance": "b"})
@@ -86,7 +96,7 @@ def judged_pairs(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, int, i
     return both, len(left) - len(both), len(right) - len(both)
 
 
-def agreement(a: pd.DataFrame, b: pd.DataFrame, *, threshold: int = 1) -> Agreement:
+def agreement(a: QrelsLike, b: QrelsLike, *, threshold: int = 1) -> Agreement:
     """Agreement between qrels `a` and `b` on the pairs both judged (propagated grades are not judgments).
 
     ValueError when no pair is judged in both: two people judging one pool without double assignment
@@ -117,7 +127,7 @@ def agreement(a: pd.DataFrame, b: pd.DataFrame, *, threshold: int = 1) -> Agreem
                      cohen_kappa(binary), threshold, grading)
 
 
-def ranking_agreement(a: pd.DataFrame, b: pd.DataFrame, runs: list, measures: list[str], **options) -> list[RankingAgreement]:
+def ranking_agreement(a: QrelsLike, b: QrelsLike, runs: list, measures: list[str], **options) -> list[RankingAgreement]:
     """Score `runs` with qrels a and with qrels b; compare the system orderings each measure gives."""
     from scipy.stats import kendalltau, spearmanr
 

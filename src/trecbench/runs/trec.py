@@ -4,7 +4,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from typing import cast
+from typing import IO, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,7 @@ from trecbench.files.trec import (
     read_bytes,
     strict_floats,
 )
+from trecbench.files.shapes import is_stream, stream_bytes
 from trecbench.errors import InputError, Problem
 
 RUN_FORMAT = "qid Q0 docid rank score tag"
@@ -27,19 +28,24 @@ _EMPTY_LINE = re.compile(rb"(?m)^\r?\n")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
-def read_run(path: PathLike, *, strict: bool = False) -> pd.DataFrame:
+def read_run(path: PathLike | IO[Any], *, strict: bool = False) -> pd.DataFrame:
     """A run as columns `query_id`, `doc_id` (str), `score` (float64) in file order.
 
+    `path`: a file's path, `-` (standard input), or a stream (a binary or text file object, read to its
+    end; its problems are reported under its `name`, else `<stream>`).
     `df.attrs["runid"]` is the tag of the last line (the one trec_eval prints), `df.attrs["path"]` the
     path. The rank and Q0 columns are ignored. Lines whose first non-blank character is `#` are comments
     (trec_eval 10 skips them). Fields after the sixth are tolerated, as trec_eval does, unless `strict`.
     Raises InputError listing every problem, each as `path:line: what is wrong`.
     """
-    data = read_bytes(path)
-    frame = _fast_run(data, str(path), all_columns=strict)
+    if is_stream(path):
+        data, where = stream_bytes(path)
+    else:
+        data, where = read_bytes(cast(PathLike, path)), str(path)
+    frame = _fast_run(data, where, all_columns=strict)
     if frame is not None:
         return frame
-    frame, found = _scan_run(data, str(path))
+    frame, found = _scan_run(data, where)
     problems = [p for p, blocks in found if blocks or strict]
     if problems:
         raise InputError.of(problems)

@@ -1,15 +1,26 @@
 """`evaluate`: score runs against qrels with trec_eval's numbers, returned as a pandas DataFrame."""
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
 from trecbench.files.columns import usable_cores
+from trecbench.files.shapes import (
+    SHAPES,
+    QrelsLike,
+    RunLike,
+    given_runs,
+    is_path,
+    is_stream,
+    measure_names,
+    qrels_input,
+    results_in,
+    run_input,
+)
 from trecbench.errors import InputError, Problem
 
 from .engine import Request, RunScores, score_run
@@ -21,8 +32,6 @@ from .rankings import (
     RunColumns,
     qrels_columns,
     qrels_table,
-    read_qrels_columns,
-    read_run_columns,
     run_columns,
 )
 
@@ -31,19 +40,16 @@ if TYPE_CHECKING:
 
     from .projection import Projection
 
-RunLike = Union[str, "os.PathLike[str]", "pd.DataFrame"]
 DEFAULT_MEASURES = ("AP", "nDCG@10", "R@100", "P@10", "RR")
 
 
-def _is_path(value: Any) -> bool:
-    return isinstance(value, (str, os.PathLike))
-
-
 def _read_one(run: Any) -> RunColumns:
-    """A run as columns: files through the columnar reader, DataFrames checked as their file would be."""
-    if _is_path(run):
-        return read_run_columns(run)
-    return run_columns(run if isinstance(run, RunColumns) else checked_frame(run, "run", "score"))
+    """A run as columns: files through the columnar reader, streams through `read_run`, every other shape
+    (files.shapes) as a DataFrame checked as its file would be."""
+    run = run_input(run)
+    if is_path(run) or is_stream(run) or isinstance(run, RunColumns):
+        return run_columns(run)
+    return run_columns(checked_frame(run, "run", "score"))
 
 
 def checked_frame(frame: pd.DataFrame, what: str, value: str) -> pd.DataFrame:
@@ -107,16 +113,17 @@ def _projected(run: RunColumns, projection: Projection | None, version: int, not
 
 
 def _load_qrels(qrels: Any, projection: Projection | None = None, notes: list[str] | None = None) -> QrelsColumns:
-    """The qrels as columns, as the projection (if any) scores against them."""
-    if _is_path(qrels):
-        columns = read_qrels_columns(qrels)
+    """The qrels as columns (any of files.shapes' shapes), as the projection (if any) scores against them."""
+    qrels = qrels_input(qrels)
+    if is_path(qrels) or isinstance(qrels, QrelsColumns):
+        columns = qrels_columns(qrels)
     else:
-        columns = qrels_columns(qrels if isinstance(qrels, QrelsColumns) else checked_frame(qrels, "qrels", "relevance"))
+        columns = qrels_columns(checked_frame(qrels, "qrels", "relevance"))
     return columns if projection is None else projection.qrels(columns, notes)
 
 
 def score_runs(
-    qrels: RunLike,
+    qrels: QrelsLike,
     runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike],
     measures: Iterable[str] = DEFAULT_MEASURES,
     *,
@@ -148,7 +155,7 @@ def score_runs(
         raise MeasureError(f"depth must be positive, not {depth}")
     if threads is not None and threads < 1:
         raise MeasureError(f"threads must be at least 1, not {threads}")
-    requests = parse_measures(list(measures), trec_eval_version, notes)
+    requests = parse_measures(measure_names(measures), trec_eval_version, notes)
     asked = list(requests)
     check = Request("judged", None, None, f"Judged@{judged_k}", extra=f"Judged@{judged_k}") if judged_k else None
     if check is not None and check not in requests:
@@ -171,9 +178,7 @@ def score_runs(
             on_run_done()
         return scores
 
-    if _is_path(runs) or hasattr(runs, "columns"):  # one path or one DataFrame
-        runs = [runs]
-    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]  # type: ignore[union-attr]
+    items = given_runs(runs).items
     workers = min(len(items), threads or usable_cores())
     if workers <= 1:
         results = [one(run) for _, run in items]
@@ -189,8 +194,10 @@ def score_runs(
     return results
 
 
+# A type checker knows what comes back from the shape asked for: a DataFrame, or dicts.
+@overload
 def evaluate(
-    qrels: RunLike,
+    qrels: QrelsLike,
     runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike],
     measures: Iterable[str] = DEFAULT_MEASURES,
     *,
@@ -202,19 +209,62 @@ def evaluate(
     judged_only: bool = False,
     threads: int | None = None,
     projection: Projection | None = None,
-) -> pd.DataFrame:
+    shape: Literal["frame", "pyterrier"] = "frame",
+) -> pd.DataFrame: ...
+
+
+@overload
+def evaluate(
+    qrels: QrelsLike,
+    runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike],
+    measures: Iterable[str] = DEFAULT_MEASURES,
+    *,
+    rel_level: int = 1,
+    depth: int | None = None,
+    per_topic: bool = False,
+    missing_topics: str = "zero",
+    trec_eval_version: int = 9,
+    judged_only: bool = False,
+    threads: int | None = None,
+    projection: Projection | None = None,
+    shape: Literal["dict"],
+) -> dict[str, Any]: ...
+
+
+def evaluate(
+    qrels: QrelsLike,
+    runs: RunLike | Iterable[RunLike] | Mapping[str, RunLike],
+    measures: Iterable[str] = DEFAULT_MEASURES,
+    *,
+    rel_level: int = 1,
+    depth: int | None = None,
+    per_topic: bool = False,
+    missing_topics: str = "zero",
+    trec_eval_version: int = 9,
+    judged_only: bool = False,
+    threads: int | None = None,
+    projection: Projection | None = None,
+    shape: str = "frame",
+) -> pd.DataFrame | dict[str, Any]:
     """Score runs against qrels; values are identical to trec_eval's.
 
-    qrels: a qrels file path or a DataFrame (query_id, doc_id, relevance).
-    runs: a run path or DataFrame (query_id, doc_id, score), a list of them, or a {name: run} mapping.
-    measures: ir-measures names (`nDCG@10`, `R@100`, `AP`, `P(rel=2)@10`, `Judged@10`) or trec_eval
-        names (`ndcg_cut.10`, `map`, `official`, `all_trec`).
+    qrels: a qrels file path or a DataFrame (query_id, doc_id, relevance), or the field's shapes
+        (files.shapes): PyTerrier's qid, docno, label; {qid: {docid: grade}}; ranx Qrels; ir_measures Qrels.
+    runs: a run (path, stream, DataFrame (query_id, doc_id, score), PyTerrier's qid, docno, score, rank,
+        {qid: {docid: score}}, ranx Run, ir_measures ScoredDocs), a list of them, or a {name: run} mapping.
+    measures: one or a list of ir-measures names (`nDCG@10`, `R@100`, `AP`, `P(rel=2)@10`, `Judged@10`),
+        ir_measures measure objects (`ir_measures.nDCG@10`) or trec_eval names (`ndcg_cut.10`, `map`,
+        `official`, `all_trec`).
     rel_level: lowest grade that counts as relevant (trec_eval -l).
     depth: documents per topic to evaluate (trec_eval -M).
     missing_topics: "zero" (trec_eval -c: qrels topics absent from a run score 0) or "skip".
     trec_eval_version: 9 (trec_eval 9.0.8, pytrec_eval, ir-measures) or 10 (trec_eval 10.0).
     judged_only: drop the documents the qrels do not grade before scoring (condensed lists, trec_eval -J).
     threads: runs scored at the same time (default: one per core, at most 8).
+    shape: "frame" (the DataFrame below), "dict" ({run: {measure: value}}, per_topic {run: {qid: {measure:
+        value}}}, without the run level when one run is given: pytrec_eval's and ranx's results) or
+        "pyterrier" (PyTerrier's Experiment table: name and a column per measure; per_topic its long
+        perquery table: name, qid, measure, value).
     projection: `read_projection(qrels_spans, corpus_spans, cover=1.0, level="passage")`: runs made on
         another chunking of the same sources (qrels projected by source span), or scored at
         source-document level (`level="document"`); the frame's attrs["level"] and attrs["projection"]
@@ -226,8 +276,11 @@ def evaluate(
     Example:
         >>> trecbench.evaluate("qrels.txt", ["bm25.txt", "dense.txt"], ["nDCG@10", "R@100"])
     """
+    if shape not in SHAPES:
+        raise MeasureError(f"shape must be one of {', '.join(SHAPES)}, not {shape!r}")
+    given = given_runs(runs)
     notes: list[str] = []
-    results = score_runs(qrels, runs, measures, rel_level=rel_level, depth=depth, missing_topics=missing_topics,
+    results = score_runs(qrels, given, measures, rel_level=rel_level, depth=depth, missing_topics=missing_topics,
                          trec_eval_version=trec_eval_version, judged_only=judged_only, notes=notes, threads=threads,
                          projection=projection)
     for note in notes:
@@ -235,7 +288,7 @@ def evaluate(
     frame = to_frame(results, per_topic=per_topic)
     if projection is not None:
         frame.attrs.update(level=projection.level, projection=projection.rule)
-    return frame
+    return results_in(frame, shape, per_topic=per_topic, single=given.single)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from trecbench.files.columns import (
     split_fields,
     stretch_starts,
 )
+from trecbench.files.shapes import is_path, is_stream, qrels_input, run_input
 from trecbench.ranking import DEFAULT_VERSION, trec_eval_order
 
 NONPOOL = -1
@@ -81,17 +82,29 @@ def read_qrels_columns(path: Any) -> QrelsColumns:
 
 
 def run_columns(run: Any) -> RunColumns:
-    """A run DataFrame (query_id, doc_id, score) as columns; RunColumns pass through."""
+    """A run DataFrame (query_id, doc_id, score), or a run in any shape `files.shapes` reads, as columns
+    (unchecked: `evaluate` checks DataFrames first); RunColumns pass through, files and streams are read."""
     if isinstance(run, RunColumns):
         return run
+    run = run_input(run)
+    if is_path(run):
+        return read_run_columns(run)
+    if is_stream(run):
+        from trecbench.runs import read_run
+
+        run = read_run(run)
     return RunColumns(Ids.of(run["query_id"].astype(str).tolist()), Ids.of(run["doc_id"].astype(str).tolist()),
                       run["score"].to_numpy(dtype=np.float64), run.attrs.get("runid"), run.attrs.get("path"))
 
 
 def qrels_columns(qrels: Any) -> QrelsColumns:
-    """A qrels DataFrame (query_id, doc_id, relevance) as columns; QrelsColumns pass through."""
+    """A qrels DataFrame (query_id, doc_id, relevance), or qrels in any shape `files.shapes` reads, as
+    columns (unchecked: `evaluate` checks DataFrames first); QrelsColumns pass through, files are read."""
     if isinstance(qrels, QrelsColumns):
         return qrels
+    qrels = qrels_input(qrels)
+    if is_path(qrels):
+        return read_qrels_columns(qrels)
     return QrelsColumns(Ids.of(qrels["query_id"].astype(str).tolist()), Ids.of(qrels["doc_id"].astype(str).tolist()),
                         qrels["relevance"].to_numpy(dtype=np.int64))
 

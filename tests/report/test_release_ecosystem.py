@@ -40,16 +40,14 @@ def hub_offline(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def irds_names(monkeypatch):
+def irds_names():
     """Names registered with ir_datasets in a test are removed after it: `irds_names("x/v1")` returns "x/v1"."""
     import ir_datasets
 
-    def reserve(name: str) -> str:
-        # setitem undoes itself at teardown (deleting the key, as it was absent); register_release overwrites it
-        monkeypatch.setitem(ir_datasets.registry._registered, name, None)
-        return name
-
-    return reserve
+    names: list[str] = []
+    yield lambda name: names.append(name) or name
+    for name in names:
+        ir_datasets.registry._registered.pop(name, None)
 
 
 def card_header(path: Path) -> dict:
@@ -264,6 +262,24 @@ def test_a_release_registered_without_a_corpus_has_no_docs(released, tmp_path, i
     (copy / "corpus.jsonl").unlink()
     dataset = ir_datasets.load(trecbench.register_release(copy, irds_names("larkspur/no-docs")))
     assert not dataset.has_docs() and dataset.has_queries() and dataset.has_qrels()
+
+
+def test_a_corpus_from_ir_datasets_gives_its_docs_alone(released, tmp_path, monkeypatch, irds_names):
+    import ir_datasets
+    from irds_local import register_local_dataset
+
+    import trecbench
+
+    source = register_local_dataset(tmp_path, "other-corpus", docs=[("HB-ACC-01", "another text")],
+                                    queries=[("Q9", "another query")], qrels=[("Q9", "HB-ACC-01", 1)],
+                                    monkeypatch=monkeypatch)
+    dataset = ir_datasets.load(trecbench.register_release(released["out"], irds_names("larkspur/irds"), corpus=source))
+    assert dataset.docs_store().get("HB-ACC-01").text == "another text"
+    assert [q.query_id for q in dataset.queries_iter()][:2] == ["T01", "T02"]  # the release's, not the source's
+    assert {q.query_id for q in dataset.qrels_iter()} == {f"T{i:02d}" for i in range(1, 13)}
+    with pytest.raises(ValueError, match="'msmarco-passage' is a dataset of ir_datasets already"):
+        trecbench.register_release(released["out"], "msmarco-passage")
+    assert ir_datasets.registry._registered["msmarco-passage"] is not dataset
 
 
 def test_register_release_refuses_a_folder_that_is_not_a_release_and_a_corpus_it_cannot_read(released, tmp_path):

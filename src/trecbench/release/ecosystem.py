@@ -73,7 +73,8 @@ def write_card(folder: Path, manifest: dict, manifest_sha256: str, license: str 
     the release is, what it counts, who judged, how it was built and the manifest's sha256. Returns its name."""
     configs = [(name, file, what) for name, file, what in _CONFIGS if file in manifest["files"]]
     rows = {file: _lines(folder / file) for _, file, _ in configs}
-    header = ["---", f"pretty_name: {json.dumps(_title(manifest), ensure_ascii=False)}", f"license: {license}",
+    # a JSON string is a YAML double-quoted scalar; ASCII escapes keep YAML's own line breaks (U+2028) out of it
+    header = ["---", f"pretty_name: {json.dumps(_title(manifest))}", f"license: {license}",
               "task_categories:", "- text-retrieval", "- question-answering",
               "size_categories:", f"- {_size_category(max(rows.values(), default=0))}",
               "tags:", "- trecbench", "- trec", "- information-retrieval", "configs:"]
@@ -156,6 +157,9 @@ def _body(manifest: dict, digest: str, license: str, configs: list[tuple[str, st
     return lines
 
 
+_REGISTERED: set[str] = set()  # the names register_release gave, which it may give again
+
+
 class TitledDoc(NamedTuple):
     """A document with a title, as ir_datasets' GenericDoc is without one."""
 
@@ -174,7 +178,8 @@ def register_release(folder: str | os.PathLike, name: str, corpus: str | os.Path
     from `corpus` (a JSONL or `docid<TAB>text` TSV file, or `irds:<id>`) or else from the release's own
     corpus.jsonl; without either the dataset has no docs. A name already registered is replaced. The
     docstore ir_datasets builds for lookups goes under its home folder, never into the release. Raises
-    InputError for a folder that is not a release or a corpus it cannot read.
+    InputError for a folder that is not a release or a corpus it cannot read, ValueError for a name
+    ir_datasets already has for a dataset of its own.
     """
     import ir_datasets
     from ir_datasets.formats import JsonlQueries, TrecQrels, TsvQueries
@@ -183,6 +188,8 @@ def register_release(folder: str | os.PathLike, name: str, corpus: str | os.Path
     root = Path(folder)
     if not (root / "qrels.txt").is_file():
         raise InputError(str(root), 0, "not a release folder: no qrels.txt")
+    if name in ir_datasets.registry._registered and name not in _REGISTERED:
+        raise ValueError(f"{name!r} is a dataset of ir_datasets already: register the release under another name")
     parts: list[Any] = []
     source = corpus if corpus is not None else (root / "corpus.jsonl" if (root / "corpus.jsonl").is_file() else None)
     if source is not None:
@@ -196,7 +203,21 @@ def register_release(folder: str | os.PathLike, name: str, corpus: str | os.Path
     dataset = ir_datasets.Dataset(MetadataComponent(name, dataset), dataset)  # what registry.register() adds
     # registry.register() refuses a name twice; a release made again under the same name replaces the old one.
     ir_datasets.registry._registered[name] = dataset
+    _REGISTERED.add(name)
     return name
+
+
+def _irds_docs(source: str) -> Any:
+    """The docs of another ir_datasets dataset, alone: its queries and qrels must not stand in for the release's."""
+    import ir_datasets
+
+    try:
+        other = ir_datasets.load(source[len("irds:"):])
+    except KeyError:
+        raise InputError(source, 0, "no such ir_datasets dataset") from None
+    if not other.has_docs():
+        raise InputError(source, 0, "this ir_datasets dataset has no documents")
+    return other.docs_handler()
 
 
 def _docs(source: str | os.PathLike, name: str) -> Any:
@@ -210,10 +231,7 @@ def _docs(source: str | os.PathLike, name: str) -> Any:
     from trecbench.files.lines import looks_like_jsonl
 
     if isinstance(source, str) and source.startswith("irds:"):
-        try:
-            return ir_datasets.load(source[len("irds:"):])
-        except KeyError:
-            raise InputError(source, 0, "no such ir_datasets dataset") from None
+        return _irds_docs(source)
     path = Path(source)
     if not path.is_file():
         raise InputError(str(path), 0, "no such corpus file")

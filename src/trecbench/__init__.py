@@ -52,6 +52,7 @@ Scoring answers, evidence and contexts
 Reports and releases
     ReportOptions, build_report, write_report        the self-contained HTML report
     make_release                                     a frozen, hashed benchmark folder
+    register_release                                 a release registered with ir_datasets (PyTerrier, ir_measures)
 
     >>> import trecbench
     >>> trecbench.evaluate("qrels.txt", ["run1.txt", "run2.txt"], ["nDCG@10", "R@100"])
@@ -112,7 +113,7 @@ if TYPE_CHECKING:
     from trecbench.evaluation.evidence.context_recall import evaluate_context_recall as evaluate_context_recall
     from trecbench.evaluation.evidence.duplicates import duplicate_groups as duplicate_groups
     from trecbench.report import ReportOptions as ReportOptions, build_report as build_report, write_report as write_report
-    from trecbench.release import make_release as make_release
+    from trecbench.release import make_release as make_release, register_release as register_release
 
 _EXPORTS = by_module({
     "trecbench.runs": ("read_run", "write_run", "validate_run", "trec_order"),
@@ -146,7 +147,7 @@ _EXPORTS = by_module({
     "trecbench.evaluation.evidence.context_recall": ("evaluate_context_recall",),
     "trecbench.evaluation.evidence.duplicates": ("duplicate_groups",),
     "trecbench.report": ("ReportOptions", "build_report", "write_report"),
-    "trecbench.release": ("make_release",),
+    "trecbench.release": ("make_release", "register_release"),
 })
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -33,8 +33,8 @@ def sha(path: Path) -> str:
 
 def test_a_release_holds_the_files_and_a_manifest_hashing_each(released):
     out, manifest = released["out"], released["manifest"]
-    assert sorted(p.name for p in out.iterdir()) == ["evidence.jsonl", "manifest.json", "nuggets.jsonl", "qrels.txt",
-                                                     "topics.tsv"]
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "evidence.jsonl", "manifest.json", "nuggets.jsonl",
+                                                     "qrels.jsonl", "qrels.txt", "topics.jsonl", "topics.tsv"]
     assert manifest["format"] == "trecbench-release/1" and manifest["version"] == "v1"
     assert manifest["name"] == "larkspur" and manifest["trecbench_version"]
     assert manifest["created_at"].endswith("+00:00")
@@ -203,7 +203,7 @@ def test_force_replaces_a_release_but_never_another_folder(tmp_path, cli_run):
 def test_verify_finds_nothing_in_an_untouched_release(released, cli_run):
     result = cli_run("release", "verify", released["out"], "--corpus", released["root"] / "corpus.jsonl", "--quiet")
     assert result.exit_code == 0, result.output
-    assert "checked 4 files and 168 judged documents: unchanged" in result.output
+    assert "checked 6 files and 168 judged documents: unchanged" in result.output
     assert sha(released["out"] / "manifest.json") in result.output
 
 
@@ -311,4 +311,4 @@ def test_progress_counts_each_document_hashed(tmp_path):
     assert bar.total == bar.done == 168  # the distinct judged documents
     bar = Bar()
     verify_release(summary.path, tmp_path / "corpus.jsonl", progress=bar)
-    assert bar.total == bar.done == 2 + 168  # topics.tsv and qrels.txt, then the documents
+    assert bar.total == bar.done == 4 + 168  # topics.tsv, qrels.txt and their JSONL copies, then the documents

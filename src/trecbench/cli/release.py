@@ -41,9 +41,13 @@ def release() -> None:
               help="Which judgment of a pair makes the qrels (as `qrels export`).")
 @click.option("--judge", help="Only this judge's judgments make the qrels.")
 @click.option("--include-drafts", is_flag=True, help="Release nuggets still in draft too (default: approved only).")
+@click.option("--include-corpus", is_flag=True,
+              help="Release the judged documents' text too (corpus.jsonl); off, as a private corpus may not leave.")
+@click.option("--license", "license_", default="other", show_default=True,
+              help="The dataset card's licence: a Hugging Face identifier (cc-by-4.0, apache-2.0, ...).")
 @click.option("--force", is_flag=True, help="Replace an existing release folder.")
 @quiet_option()
-def create(workspace, version, output, prefer, judge, include_drafts, force, quiet) -> None:
+def create(workspace, version, output, prefer, judge, include_drafts, include_corpus, license_, force, quiet) -> None:
     """Write topics, qrels, nuggets, evidence and a manifest.json hashing every file and judged document.
 
     The qrels are the workspace's judgments, one grade per pair as `qrels export` chooses it (a person's
@@ -53,6 +57,9 @@ def create(workspace, version, output, prefer, judge, include_drafts, force, qui
     judges (kind, name, model, prompt and its hash, parameters, judgments used) and counts. Pool
     candidates without any judgment are printed as a warning and listed in the manifest. An existing
     folder is refused unless --force. The manifest's own sha256 is printed: publish it with the release.
+    Beside the TREC files, qrels.jsonl, topics.jsonl and a dataset card (README.md, --license) make the
+    folder one that Hugging Face `datasets.load_dataset(DIR, "qrels")` loads; --include-corpus adds the
+    judged documents (corpus.jsonl).
 
     \b
     Example:
@@ -64,7 +71,7 @@ def create(workspace, version, output, prefer, judge, include_drafts, force, qui
     bar = progress_bar(not quiet, unit="doc", delay=1.0)
     try:
         summary = make_release(workspace, version, output, prefer=prefer, judge=judge, include_drafts=include_drafts,
-                               force=force, progress=bar)
+                               force=force, progress=bar, include_corpus=include_corpus, license=license_)
     except ReleaseError as e:
         raise click.BadParameter(str(e)) from None
     finally:

@@ -9,10 +9,13 @@ A release folder holds:
 - `nuggets.jsonl`: the approved nuggets (drafts too with `include_drafts`), in trecbench's nuggets format;
 - `evidence.jsonl`: the nuggets that have supporting documents, as `{qid, evidence: [{id, text, importance,
   any_of}]}`, the file `trecbench eval evidence --evidence` reads;
+- `qrels.jsonl`, `topics.jsonl` (beside topics.tsv) and, with `include_corpus`, `corpus.jsonl` (the judged
+  documents), and `README.md`, a dataset card: what Hugging Face `datasets` loads (release/ecosystem.py);
 - `manifest.json`: format, version, time, trecbench version, the corpus (its path relative to the release
   folder), each file's sha256 and size, how the qrels were made (policy, pool, grades propagated, the pool
   candidates left without a judgment), every judged document's text hash (`trecbench.store.text_hash`),
-  the judges with their provenance and the number of their judgments the qrels use, and counts.
+  the judges with their provenance and the number of their judgments the qrels use, and counts. It hashes
+  every file but the card, which names the manifest's sha256.
 
 Files are written to a temporary folder beside the target and moved into place at the end, so a failed
 release leaves nothing half-written, and a release replaced with `force` is replaced whole. A release that was
@@ -71,7 +74,7 @@ def file_sha256(path: Path) -> str:
 
 def make_release(workspace: WorkspaceLike, version: str, output: str | os.PathLike | None = None, *, prefer: str = "human",
                  judge: str | None = None, include_drafts: bool = False, force: bool = False,
-                 progress: Any = None) -> ReleaseSummary:
+                 progress: Any = None, include_corpus: bool = False, license: str = "other") -> ReleaseSummary:
     """Write the release `version` of `workspace` (a path or a `Workspace`) to `output`.
 
     output: the release folder (default BENCH/releases/VERSION). An existing folder is refused unless
@@ -80,14 +83,20 @@ def make_release(workspace: WorkspaceLike, version: str, output: str | os.PathLi
     prefer, judge: which judgment of a pair makes the qrels, as `qrels export --prefer/--judge`.
     include_drafts: release nuggets still in draft too (default: approved ones only).
     progress: a tqdm-like bar (total, update, set_description_str) advanced per document hashed.
+    include_corpus: release the judged documents' text too (corpus.jsonl); off by default, since a private
+        corpus may not leave.
+    license: the dataset card's licence, a Hugging Face identifier (apache-2.0, cc-by-4.0; default other).
     """
     from trecbench.nuggets.store import workspace_nuggets
     from trecbench.qrels.select import workspace_qrels
+    from trecbench.release.ecosystem import license_problem
     from trecbench.store import as_workspace
 
     bar = progress if progress is not None else SilentProgress()
     if not isinstance(version, str) or not _VERSION.fullmatch(version):
         raise ReleaseError(f"version {version!r}: use letters, digits, '.', '_' or '-' (for example v1 or 2025.1)")
+    if problem := license_problem(license):
+        raise ReleaseError(problem)
     ws = as_workspace(workspace)
     target = Path(output) if output is not None else ws.path / "releases" / version
     _check_target(target, force)
@@ -129,7 +138,8 @@ def make_release(workspace: WorkspaceLike, version: str, output: str | os.PathLi
         with _writing(target, staging):
             manifest, text = _write_files(ws, staging, target, version, topics, made, nuggets, evidence, documents,
                                           missing, judge=judge, prefer=prefer, include_drafts=include_drafts,
-                                          warnings=warnings)
+                                          warnings=warnings, docids=docids, include_corpus=include_corpus,
+                                          license=license)
             _move_into_place(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -139,11 +149,14 @@ def make_release(workspace: WorkspaceLike, version: str, output: str | os.PathLi
 
 def _write_files(ws: Workspace, staging: Path, target: Path, version: str, topics: list, made: Any, nuggets: list,
                  evidence: list[dict], documents: dict, missing: list[str], *, judge: str | None, prefer: str,
-                 include_drafts: bool, warnings: list[str]) -> tuple[dict, str]:
-    """The release's files in `staging`, the manifest last; returns the manifest and its text."""
+                 include_drafts: bool, warnings: list[str], docids: list[str], include_corpus: bool,
+                 license: str) -> tuple[dict, str]:
+    """The release's files in `staging` (the loadable copies and the card too), the manifest before the card;
+    returns the manifest and its text."""
     from trecbench import __version__
     from trecbench.nuggets.io import write_nuggets
     from trecbench.qrels import write_qrels
+    from trecbench.release.ecosystem import write_card, write_loadable
 
     qrels, propagated, pool = made.qrels, made.propagated, made.pool
     files = [_write_topics(staging, topics)]
@@ -161,6 +174,7 @@ def _write_files(ws: Workspace, staging: Path, target: Path, version: str, topic
         files.append("evidence.jsonl")
     elif nuggets:
         warnings.append("no evidence released: no released nugget is linked to supporting documents")
+    files += write_loadable(staging, topics, qrels, ws.corpus(), docids, with_corpus=include_corpus)
     manifest = {
         "format": FORMAT,
         "name": ws.settings.name,
@@ -182,6 +196,7 @@ def _write_files(ws: Workspace, staging: Path, target: Path, version: str, topic
     }
     text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
     (staging / MANIFEST).write_text(text, encoding="utf-8")
+    write_card(staging, manifest, hashlib.sha256(text.encode("utf-8")).hexdigest(), license)
     return manifest, text
 
 

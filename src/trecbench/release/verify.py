@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from trecbench.helpers.progress import SilentProgress
 from trecbench.errors import InputError
 from trecbench.release.bundle import FORMAT, MANIFEST, file_sha256
+from trecbench.release.ecosystem import CARD
 
 
 class FileProblem(NamedTuple):
@@ -100,7 +101,7 @@ def verify_release(folder: str | os.PathLike, corpus: Any = None, *, progress: A
         result.files_checked += 1
         bar.update()
     for path in sorted(root.iterdir()):
-        if path.name != MANIFEST and path.name not in files:
+        if path.name not in (MANIFEST, CARD) and path.name not in files:  # the card names the manifest's hash
             result.files.append(FileProblem(path.name, "not in manifest"))
     if corpus is None:
         return result

@@ -97,10 +97,19 @@ def test_serve_without_the_web_extra_names_it(bench):
     assert_names_the_extra(without(WEB, "serve", "-w", bench, "--port", "9"), "web")
 
 
-def test_report_without_the_report_extra_names_it_though_jinja2_is_the_web_apps_too(bench, tmp_path):
+def test_report_without_the_report_extra_names_it(bench, tmp_path):
     result = without(REPORT, "report", "-w", bench, "-o", tmp_path / "report.html", "--quiet")
     assert_names_the_extra(result, "report")
     assert not (tmp_path / "report.html").exists()
+
+
+@pytest.mark.parametrize("command, extra", [("report", "report"), ("serve", "web")])
+def test_jinja2_missing_names_the_extra_of_the_command_that_imports_it(bench, tmp_path, command, extra):
+    # jinja2 and markupsafe come with both `web` and `report`: the module importing them says which was needed.
+    args = ["-o", tmp_path / "report.html", "--quiet"] if command == "report" else ["--port", "9"]
+    result = without(("jinja2", "markupsafe"), command, "-w", bench, *args)
+    assert_names_the_extra(result, extra)
+    assert "needs jinja2," in result.stderr or "needs markupsafe," in result.stderr
 
 
 def test_runs_bm25_without_the_bm25_extra_names_it(tmp_path):

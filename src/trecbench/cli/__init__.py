@@ -52,6 +52,7 @@ class LazyGroup(click.Group):
         import sqlite3
 
         from trecbench.errors import InputError
+        from trecbench.helpers.extras import MissingExtra, missing_extra
         from trecbench.llm.errors import LLMError, ModelCallError
 
         try:
@@ -73,6 +74,13 @@ class LazyGroup(click.Group):
             # interrupted command leaves the old file or none (trecbench.files.output).
             click.echo("\ninterrupted: nothing half-written was kept", err=True)
             ctx.exit(130)
+        except (MissingExtra, ModuleNotFoundError) as e:
+            # An optional extra that the command needs is not installed: one line saying which, not a traceback.
+            missing = e if isinstance(e, MissingExtra) else missing_extra(e)
+            if missing is None:
+                raise
+            click.echo(f"trecbench: {missing}", err=True)
+            ctx.exit(2)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []

@@ -107,7 +107,7 @@ def bm25(corpus: str, topics: str, output: str, backend: str, k1: float, b: floa
     from trecbench.files.trec import check_ids
     from trecbench.errors import InputError
     from trecbench.runs import write_run
-    from trecbench.runs.baselines import BackendUnavailable, BM25Settings, bm25_run
+    from trecbench.runs.baselines import BM25Settings, bm25_run
 
     try:
         check_ids([tag], "runid")
@@ -115,11 +115,9 @@ def bm25(corpus: str, topics: str, output: str, backend: str, k1: float, b: floa
         raise click.BadParameter(str(e), param_hint="--tag") from None
     if output != "-" and not Path(output).resolve().parent.is_dir():
         raise InputError(output, 0, "cannot write: no such directory")
-    try:
-        result = bm25_run(corpus, topics, backend=backend, settings=BM25Settings(k1=k1, b=b, hits=hits),
-                          index_dir=index_dir, runid=tag, progress=not quiet)
-    except BackendUnavailable as e:
-        raise click.ClickException(str(e)) from None
+    # A backend whose packages are missing raises BackendUnavailable: the CLI prints its install line (exit 2).
+    result = bm25_run(corpus, topics, backend=backend, settings=BM25Settings(k1=k1, b=b, hits=hits),
+                      index_dir=index_dir, runid=tag, progress=not quiet)
     try:
         write_run(result.run, sys.stdout if output == "-" else output, runid=tag)
     except OSError as e:

@@ -1,2 +1,2 @@
 """Small helpers with no file format and no domain: lazy exports, bounded concurrent jobs, progress bars,
-and how a message shows a long list."""
+how a message shows a long list, and which optional extra brings which package (extras)."""

@@ -15,6 +15,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass
+from importlib.util import find_spec
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 __all__ = ["Transport", "LiteLLMTransport", "OpenAITransport", "Breaker", "deadline", "make_transport", "TRANSPORTS"]
@@ -163,6 +164,8 @@ class OpenAITransport:
     def __init__(self, endpoints: Sequence[Endpoint]):
         if not endpoints:
             raise ValueError("OpenAITransport needs at least one endpoint")
+        if find_spec("openai") is None:  # the models extra is missing: say so now, not as every call's failure
+            raise ModuleNotFoundError("No module named 'openai'", name="openai")
         self.endpoints = list(endpoints)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._clients: list[Any] = []

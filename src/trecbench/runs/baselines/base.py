@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Protocol, Sequence
 
+from trecbench.helpers.extras import MissingExtra
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -18,8 +20,8 @@ class BM25Settings:
     hits: int = 1000
 
 
-class BackendUnavailable(RuntimeError):
-    """The backend's packages are not installed; the message says how to install them."""
+class BackendUnavailable(MissingExtra):
+    """The backend's packages are not installed; the message says how to install them (the CLI prints it, exit 2)."""
 
 
 class Index(Protocol):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from trecbench.runs.baselines.analysis import ANALYZER, TermIds, analyze
+from trecbench.helpers.extras import install_command
 from trecbench.helpers.progress import draws_bars, progress_bar
 from trecbench.runs.baselines.base import BM25Settings
 
@@ -26,7 +27,7 @@ class Bm25sBackend:
 
     def missing(self) -> str | None:
         if find_spec("bm25s") is None or find_spec("Stemmer") is None:
-            return "the bm25s backend needs bm25s and PyStemmer: pip install bm25s PyStemmer"
+            return f"the bm25s backend needs bm25s and PyStemmer: {install_command('bm25')}"
         return None
 
     def fingerprint(self, settings: BM25Settings) -> dict:

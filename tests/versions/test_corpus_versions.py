@@ -352,3 +352,42 @@ def test_text_is_found_nearest_its_old_place_and_edited_text_where_it_went():
     assert word_diff("a b c d", "a x c d e") == "a [-b-] {+x+} c d {+e+}"
     long_old = " ".join(f"w{i}" for i in range(40))
     assert word_diff(long_old, long_old.replace("w20", "W20")).count("...") == 2
+
+
+def test_a_release_names_its_corpus_version_and_verify_checks_the_corpus_against_it(bench, cli_run, tmp_path):
+    update(cli_run, bench, "v2.jsonl", "sources.jsonl")
+    out = tmp_path / "release"
+    assert cli_run("release", "create", "-w", bench, "--version", "r1", "-o", out, "--quiet").exit_code == 0
+    named = json.loads((out / "manifest.json").read_text())["corpus_version"]
+    v2 = [json.loads(line) for line in (VERSIONS / "v2.jsonl").read_text().splitlines()]
+    assert (named["name"], named["passages"]) == ("v2", len(v2))
+    same = cli_run("release", "verify", out, "--corpus", VERSIONS / "v2.jsonl", "--quiet")
+    assert same.exit_code == 0 and "(the corpus is its corpus version v2): unchanged" in same.stdout
+    other = cli_run("release", "verify", out, "--corpus", VERSIONS / "v1.jsonl", "--quiet")
+    assert other.exit_code == 1
+    assert (f"corpus\tthe corpus is not the release's corpus version v2 ({len(v2)} passages, fingerprint "
+            f"{named['fingerprint'][:12]}): it has 170 passages") in other.stdout
+
+
+def test_changed_permissions_list_the_evidence_a_topic_may_no_longer_see(bench, cli_run, tmp_path):
+    # the new permissions move HB-ACC-04 out of the handbook every topic may read
+    old = SAMPLE / "permissions.jsonl"
+    records = [json.loads(line) for line in old.read_text().splitlines()]
+    for r in records:
+        if r.get("group") == "handbook":
+            r["docids"] = [d for d in r["docids"] if d != "HB-ACC-04"]
+    new = tmp_path / "permissions.new.jsonl"
+    new.write_text("".join(json.dumps(r) + "\n" for r in records))
+    nuggets = [json.loads(line) for line in (SAMPLE / "nuggets.jsonl").read_text().splitlines()]
+    using = {(t["qid"], n["id"]): n["support"] for t in nuggets for n in t["nuggets"]
+             if any("HB-ACC-04" in group for group in n["support"])}
+    only = {key for key, support in using.items() if all("HB-ACC-04" in group for group in support)}
+    assert using and only  # the sample's break-glass nuggets rest on HB-ACC-04 alone
+    result = update(cli_run, bench, "v2.jsonl", "sources.jsonl", "--dry-run", "--permissions", old, new)
+    lines = [line.split("\t") for line in result.stdout.splitlines() if line.startswith("permissions\t")]
+    assert {(q, item) for _, q, item, _ in lines} == set(using)
+    for _, q, item, what in lines:
+        assert what.startswith("no longer visible: HB-ACC-04")
+        assert ("no source left" in what) == ((q, item) in only)
+    assert (f"permissions: {len(using)} evidence item(s) see other sources; {len(only)} no longer required, "
+            f"{len(using)} lose a source") in result.stdout

@@ -85,7 +85,10 @@ def versions(workspace: str) -> None:
 @click.argument("new_corpus", metavar="NEW_CORPUS")
 @click.option("--sources", type=click.Path(dir_okay=False), help="The new version's sources file (full documents).")
 @click.option("--dry-run", is_flag=True, help="Print the account; write nothing.")
-def update(workspace: str, new_corpus: str, sources: str | None, dry_run: bool) -> None:
+@click.option("--permissions", nargs=2, type=click.Path(dir_okay=False), metavar="OLD NEW", default=None,
+              help="Permissions files before and after: list the evidence a topic may no longer see (or sees now).")
+def update(workspace: str, new_corpus: str, sources: str | None, dry_run: bool,
+           permissions: tuple[str, str] | None) -> None:
     """Move the workspace to NEW_CORPUS, a new version of its corpus, accounting for every judgment and every
     nugget's supporting-document link.
 
@@ -93,18 +96,23 @@ def update(workspace: str, new_corpus: str, sources: str | None, dry_run: bool) 
     copied there, the link moved). Split: the text now spread over several passages (copies flagged "may
     be cut"; a link becomes a joint group). Changed: the text was edited (queued for people in a review
     pool; `corpus changes` shows the word diff). Retired: the source is gone. Exits 1 if the sums do not
-    hold. Judgments and nugget versions are never overwritten. See docs/corpus-versions.md.
+    hold. Judgments and nugget versions are never overwritten. --permissions OLD NEW compares two
+    permissions files on the nuggets' evidence, as `eval evidence --permissions` would score it. See
+    docs/corpus-versions.md.
 
     \b
     Example:
       trecbench corpus update -w mybench corpus.v2.jsonl --sources sources.v2.jsonl --dry-run
       trecbench corpus update -w mybench corpus.v2.jsonl --sources sources.v2.jsonl
+      trecbench corpus update -w mybench corpus.v2.jsonl --permissions permissions.v1.jsonl permissions.v2.jsonl
     """
     from trecbench.versions import update_corpus
+    from trecbench.versions.permissions import permission_changes, permission_lines
     from trecbench.versions.report import update_lines
 
     done = update_corpus(workspace, new_corpus, sources=sources, dry_run=dry_run)
-    for line in update_lines(done):
+    for line in update_lines(done) + (permission_lines(permission_changes(workspace, *permissions))
+                                      if permissions else []):
         click.echo(line)
     if not done.balanced():
         sys.exit(1)

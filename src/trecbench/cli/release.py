@@ -93,9 +93,10 @@ def create(workspace, version, output, prefer, judge, include_drafts, include_co
 def verify(folder, corpus, quiet) -> None:
     """Check a release: re-hash every file and, with --corpus, every judged document's text.
 
-    Prints one line per difference: `file NAME changed|missing|not in manifest` and `document DOCID
-    changed|missing|added`, and exits with status 1 if there is any. Without --corpus only the files
-    are checked.
+    Prints one line per difference: `file NAME changed|missing|not in manifest`, `document DOCID
+    changed|missing|added` and `corpus ...` when the corpus is not the corpus version the release names
+    (its passages' docids and text hashes, fingerprinted), and exits with status 1 if there is any. Without
+    --corpus only the files are checked.
 
     \b
     Example:
@@ -112,11 +113,17 @@ def verify(folder, corpus, quiet) -> None:
         click.echo(f"file\t{p.name}\t{p.problem}")
     for d in result.documents:
         click.echo(f"document\t{d.docid}\t{d.problem}")
+    if result.corpus_differs:
+        click.echo(f"corpus\t{result.corpus_differs}")
     docs = f"{result.documents_checked} judged documents" if corpus else "no documents (give --corpus)"
+    if corpus and result.corpus_version and not result.corpus_differs:
+        docs += f" (the corpus is its corpus version {result.corpus_version})"
     summary = (f"{folder}: release {result.version}, manifest sha256 {result.manifest_sha256}: checked "
                f"{result.files_checked} files and {docs}")
     if result.ok:
         click.echo(summary + ": unchanged")
         return
-    click.echo(f"{summary}: {len(result.files)} file(s) and {len(result.documents)} document(s) differ", err=True)
+    corpus_line = ", and the corpus version" if result.corpus_differs else ""
+    click.echo(f"{summary}: {len(result.files)} file(s) and {len(result.documents)} document(s) differ{corpus_line}",
+               err=True)
     sys.exit(1)

@@ -182,6 +182,7 @@ def _write_files(ws: Workspace, staging: Path, target: Path, version: str, topic
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "trecbench_version": __version__,
         "corpus": _relative_to(ws.corpus_source, target),
+        "corpus_version": _corpus_version(ws),
         "files": {name: {"sha256": file_sha256(staging / name), "bytes": (staging / name).stat().st_size}
                   for name in files},
         "qrels": {"policy": f"judge {judge}" if judge else f"prefer {prefer}",
@@ -198,6 +199,18 @@ def _write_files(ws: Workspace, staging: Path, target: Path, version: str, topic
     (staging / MANIFEST).write_text(text, encoding="utf-8")
     write_card(staging, manifest, hashlib.sha256(text.encode("utf-8")).hexdigest(), license)
     return manifest, text
+
+
+def _corpus_version(ws: Workspace) -> dict | None:
+    """The corpus version the release was made on: its name, passages and fingerprint (`release verify --corpus`
+    checks a corpus against it); None for a workspace without a corpus."""
+    from trecbench.versions.passages import version_fingerprint
+    from trecbench.versions.register import ensure_versions
+
+    if not ws.corpus_source:
+        return None
+    current = ensure_versions(ws)[-1]
+    return {"name": current.name, "passages": current.passages, "fingerprint": version_fingerprint(ws, current.id)}
 
 
 @contextlib.contextmanager

@@ -35,10 +35,12 @@ class Verification:
     documents_checked: int = 0  # 0 when no corpus was given
     files: list[FileProblem] = field(default_factory=list)
     documents: list[DocumentProblem] = field(default_factory=list)
+    corpus_version: str = ""  # the corpus version the release names ("" for a release made before versions)
+    corpus_differs: str = ""  # how the corpus given differs from that version ("" when it is that version)
 
     @property
     def ok(self) -> bool:
-        return not self.files and not self.documents
+        return not self.files and not self.documents and not self.corpus_differs
 
 
 def read_manifest(folder: str | os.PathLike) -> tuple[dict, str]:
@@ -75,7 +77,8 @@ def verify_release(folder: str | os.PathLike, corpus: Any = None, *, progress: A
 
     Files: `changed` (another sha256), `missing`, or `not in manifest` (a file the release did not have).
     Documents: `changed` (the text hashes differently), `missing` (the corpus no longer has it), or `added`
-    (the corpus lacked it at release time and has it now).
+    (the corpus lacked it at release time and has it now). With a corpus and a release that names its corpus
+    version, `corpus_differs` says how the corpus is not that version (its passages and fingerprint).
     """
     from trecbench.store import text_hash
 
@@ -117,4 +120,18 @@ def verify_release(folder: str | os.PathLike, corpus: Any = None, *, progress: A
             result.documents.append(DocumentProblem(docid, "changed"))
         result.documents_checked += 1
         bar.update()
+    named = manifest.get("corpus_version")
+    if isinstance(named, dict) and isinstance(named.get("fingerprint"), str):
+        result.corpus_version, result.corpus_differs = str(named.get("name", "")), _differs(corpus, named)
     return result
+
+
+def _differs(corpus: Any, named: dict) -> str:
+    """"" when `corpus` is the corpus version the release names, else how it differs."""
+    from trecbench.versions.passages import corpus_fingerprint
+
+    passages, fingerprint = corpus_fingerprint(corpus)
+    if fingerprint == named["fingerprint"]:
+        return ""
+    return (f"the corpus is not the release's corpus version {named.get('name')} ({named.get('passages')} passages, "
+            f"fingerprint {str(named['fingerprint'])[:12]}): it has {passages} passages, fingerprint {fingerprint[:12]}")

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 from .base import Connected, now, row_id
 
 __all__ = ["CorpusVersionStore", "VersionRow", "PassageRow", "current_version_id", "version_rows", "insert_version",
-           "finish_version", "insert_passages", "passage_rows", "has_docids", "keep_texts", "kept_texts",
+           "finish_version", "insert_passages", "version_hashes", "passage_rows", "has_docids", "keep_texts", "kept_texts",
            "unkept_passages", "live_judgments", "stale_judgment_rows", "referenced_docids", "copy_judgments",
            "insert_changes", "change_rows"]
 
@@ -77,6 +77,11 @@ def insert_passages(conn: sqlite3.Connection, version: int, rows: Iterable[Passa
     """Add passages to a version (one executemany: the caller streams its corpus in chunks)."""
     conn.executemany("INSERT INTO corpus_passages (version, docid, source_id, start_char, end_char, text_hash) "
                      "VALUES (?, ?, ?, ?, ?, ?)", ((version, *r) for r in rows))
+
+
+def version_hashes(conn: sqlite3.Connection, version: int) -> Iterator[tuple[str, bytes]]:
+    """(docid, text hash) of every passage of a version, in docid order (streamed: a fingerprint's input)."""
+    yield from conn.execute("SELECT docid, text_hash FROM corpus_passages WHERE version = ? ORDER BY docid", (version,))
 
 
 def _chunks(items: list[str]) -> Iterator[list[str]]:

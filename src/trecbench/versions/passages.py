@@ -5,8 +5,9 @@ hash. What `Workspace.init` calls; it imports nothing above the store, so the st
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
@@ -91,3 +92,27 @@ def register_version(ws: Workspace, corpus: str, spans: PassageSpans, *, sources
         queries.keep_texts(c, texts)
         queries.finish_version(c, version, total, with_span, summary_json)
     return version
+
+
+def fingerprint(passages: Iterable[tuple[str, bytes]]) -> str:
+    """One sha256 of a corpus version: every passage's docid and text hash, in docid order (a release names
+    its corpus version by it, and `release verify --corpus` recomputes it from the corpus file)."""
+    h = hashlib.sha256()
+    for docid, text_hash in passages:
+        h.update(f"{docid}\t{text_hash.hex()}\n".encode("utf-8"))
+    return h.hexdigest()
+
+
+def corpus_fingerprint(corpus: Any) -> tuple[int, str]:
+    """(passages, fingerprint) of a corpus (a source or an opened corpus), as `fingerprint` computes it from a
+    version's rows."""
+    from trecbench.corpus import open_corpus
+
+    docs = open_corpus(os.fspath(corpus)) if isinstance(corpus, (str, os.PathLike)) else corpus
+    pairs = sorted((doc.docid, digest(doc.text)) for doc in docs)
+    return len(pairs), fingerprint(pairs)
+
+
+def version_fingerprint(ws: Workspace, version: int) -> str:
+    """The fingerprint of a stored corpus version (streamed from the store in docid order)."""
+    return fingerprint(queries.version_hashes(ws.connection(), version))

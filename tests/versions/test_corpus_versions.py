@@ -391,3 +391,13 @@ def test_changed_permissions_list_the_evidence_a_topic_may_no_longer_see(bench, 
         assert ("no source left" in what) == ((q, item) in only)
     assert (f"permissions: {len(using)} evidence item(s) see other sources; {len(only)} no longer required, "
             f"{len(using)} lose a source") in result.stdout
+
+
+def test_init_checks_the_passages_against_the_sources_file_it_is_given(tmp_path, cli_run):
+    good = cli_run("init", tmp_path / "ok", "--corpus", VERSIONS / "v2.jsonl", "--sources", VERSIONS / "sources.jsonl")
+    assert good.exit_code == 0, good.output
+    assert [(v.name, v.sources is not None) for v in corpus_versions(tmp_path / "ok")] == [("v1", True)]
+    # v3's passages are spans of v3's sources, not of the sources v1 and v2 were cut from
+    bad = cli_run("init", tmp_path / "bad", "--corpus", VERSIONS / "v3.jsonl", "--sources", VERSIONS / "sources.jsonl")
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+    assert re.search(rf"{re.escape(str(VERSIONS / 'v3.jsonl'))}:\d+: docid '[^']+': text is not characters", bad.stderr)

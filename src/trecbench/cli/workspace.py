@@ -11,19 +11,26 @@ from trecbench.cli.common import workspace_option
 @click.option("--corpus", help="Corpus: JSONL, TSV or irds:<dataset-id>.")
 @click.option("--topics", help="Topics: TSV, TREC RAG JSONL or irds:<dataset-id>.")
 @click.option("--name", help="Benchmark name (default: the folder's name).")
-def init(bench: str, corpus: str | None, topics: str | None, name: str | None) -> None:
+@click.option("--sources", type=click.Path(dir_okay=False),
+              help="The corpus's sources file (full documents): passages' source spans are checked against it.")
+def init(bench: str, corpus: str | None, topics: str | None, name: str | None, sources: str | None) -> None:
     """Create a bench workspace: BENCH/trecbench.toml and BENCH/bench.sqlite.
 
     The topics are copied into the store; the corpus is referenced (relative to BENCH when it
-    lives beside it) and checked to be readable.
+    lives beside it), checked to be readable and registered as corpus version v1. A passage with a
+    source span (source_id, start_char, end_char) whose text is not that span of --sources (without
+    it: of its overlapping neighbours) is refused with its line (docs/corpus-versions.md).
 
     \b
     Example:
       trecbench init mybench --corpus corpus.jsonl --topics topics.tsv
+      trecbench init mybench --corpus passages.jsonl --sources documents.jsonl --topics topics.tsv
     """
     from trecbench.store import Workspace
 
-    ws = Workspace.init(bench, corpus=corpus, topics=topics, name=name)
+    if sources and not corpus:
+        raise click.UsageError("--sources goes with --corpus: the sources of the corpus's passages")
+    ws = Workspace.init(bench, corpus=corpus, topics=topics, name=name, sources=sources)
     click.echo(f"created {ws.path}: {len(ws.topics())} topics, corpus {ws.settings.corpus or '(none)'}")
 
 

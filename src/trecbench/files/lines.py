@@ -1,12 +1,19 @@
 """Line-level reading shared by every file reader (topics, corpora, nuggets, answers, evidence, contexts,
-assignments): gzip, byte offsets, UTF-8 problems, JSONL lines and ids, telling JSONL from TSV."""
+assignments): gzip, byte offsets, UTF-8 problems, JSONL lines and ids, telling JSONL from TSV.
+
+Files are read a block at a time and a block holding a NUL byte ends the read with one problem (a
+binary file, not text), so a gzip bomb (a little text, then gigabytes of NUL bytes, which have no
+newline) is refused after one block instead of being inflated into one enormous line."""
 from __future__ import annotations
 
 import gzip
 from pathlib import Path
 from typing import BinaryIO, Iterator, NamedTuple
 
+from trecbench.errors import InputError
+
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
+_BLOCK = 1 << 20  # bytes read (and checked for NUL) at a time
 
 
 class Line(NamedTuple):
@@ -39,11 +46,37 @@ def decode(raw: bytes, number: int) -> tuple[str | None, str]:
         return None, f"invalid UTF-8 at byte {e.start + 1} of the line"
 
 
+def raw_lines(f: BinaryIO, path: "Path | str") -> Iterator[bytes]:
+    """The lines of an open binary file, each with its `\\n` (the last one may lack it), as iterating the
+    file gives them; InputError `binary file (NUL bytes), not text` at the first block holding a NUL."""
+    partial: list[bytes] = []  # the start of a line longer than a block
+    while block := f.read(_BLOCK):
+        if b"\x00" in block:
+            raise InputError(str(path), 0, "binary file (NUL bytes), not text")
+        pieces = block.split(b"\n")
+        if len(pieces) == 1:
+            partial.append(block)
+            continue
+        if partial:
+            pieces[0] = b"".join([*partial, pieces[0]])
+            partial = []
+        last = pieces.pop()
+        for piece in pieces:
+            yield piece + b"\n"
+        if last:
+            partial.append(last)
+    if partial:
+        yield b"".join(partial)
+
+
 def iter_lines(path: Path) -> Iterator[Line]:
-    """Yield every line of `path` with its byte offset (in the decompressed stream for `.gz`)."""
+    """Yield every line of `path` with its byte offset (in the decompressed stream for `.gz`).
+
+    InputError `binary file (NUL bytes), not text` (line 0) as soon as a NUL byte is read.
+    """
     offset = 0
     with open_bytes(path) as f:
-        for number, raw in enumerate(f, start=1):
+        for number, raw in enumerate(raw_lines(f, path), start=1):
             text, error = decode(raw, number)
             yield Line(number, offset, text, error)
             offset += len(raw)
@@ -89,7 +122,7 @@ def looks_like_jsonl(path: Path) -> bool:
     if name.endswith(".tsv"):
         return False
     with open_bytes(path) as f:
-        for raw in f:
+        for raw in raw_lines(f, path):
             stripped = raw.strip().removeprefix(b"\xef\xbb\xbf")
             if stripped:
                 return stripped.startswith(b"{")

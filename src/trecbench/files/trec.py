@@ -8,7 +8,7 @@ import os
 import re
 import sys
 import zlib
-from typing import Iterator, Union
+from typing import BinaryIO, Iterator, Union
 
 import numpy as np
 import pandas as pd
@@ -33,30 +33,77 @@ _GZIP = b"\x1f\x8b"
 _BINARY = {b"PK\x03\x04": "a zip archive", b"BZh": "bzip2-compressed", b"\xfd7zXZ\x00": "xz-compressed",
            b"\x28\xb5\x2f\xfd": "zstd-compressed", b"PAR1": "a Parquet file", b"\x93NUMPY": "a NumPy array"}
 STDIN = "-"
+_BLOCK = 1 << 20  # bytes checked at a time: a file that is not text is refused after one block
 
 
 def read_bytes(path: PathLike) -> bytes:
     """The file's bytes without a leading UTF-8 byte order mark; gzip is decompressed, `-` is standard input.
 
-    InputError `cannot read` if it cannot be opened, one `binary file` problem if it is not text.
+    InputError `cannot read` if it cannot be opened, one `binary file` problem if it is not text. The
+    file is read a block at a time and the first block that is not text ends the read, so a gzip bomb
+    (a little text, then gigabytes of NUL bytes) costs one block of memory, not what it inflates to.
     """
     name = str(path)
     try:
-        if name == STDIN:
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as f:
-                data = f.read()
-        if data.startswith(_GZIP):
-            data = gzip.decompress(data)
+        data = b"".join(text_blocks(path))
     except (OSError, EOFError, zlib.error) as e:
         raise InputError(name, 0, f"cannot read: {getattr(e, 'strerror', None) or e}") from None
-    for magic, what in _BINARY.items():
-        if data.startswith(magic):
-            raise InputError(name, 0, f"binary file ({what}), not text")
-    if b"\x00" in data[:65536]:
-        raise InputError(name, 0, "binary file (NUL bytes), not text")
     return data[len(_BOM):] if data.startswith(_BOM) else data
+
+
+def text_blocks(path: PathLike) -> Iterator[bytes]:
+    """The file's bytes (decompressed if gzip, `-` is standard input) as blocks, each checked to be text.
+
+    InputError `binary file (...)` at the first block that holds a NUL byte (or, first, a binary format's
+    magic number). OSError, EOFError or zlib.error when the file cannot be read or decompressed.
+    """
+    name = str(path)
+    first = True
+    for block in _raw_blocks(path):
+        if first:
+            first = False
+            what = _binary_format(block)
+            if what:
+                raise InputError(name, 0, f"binary file ({what}), not text")
+        if b"\x00" in block:
+            raise InputError(name, 0, "binary file (NUL bytes), not text")
+        yield block
+
+
+def _binary_format(head: bytes) -> str:
+    """What a file starting with `head` is if its magic number says it is not text, else ""."""
+    return next((what for magic, what in _BINARY.items() if head.startswith(magic)), "")
+
+
+def _raw_blocks(path: PathLike) -> Iterator[bytes]:
+    """The bytes as blocks of _BLOCK (the last shorter), except that a plain file that starts as text
+    comes as one block (joining one block copies nothing)."""
+    if str(path) == STDIN:
+        source = sys.stdin.buffer
+        head = source.read(len(_GZIP))
+        if head == _GZIP:  # the compressed bytes are kept (they are what was sent); what they inflate to is not
+            yield from _blocks_of(gzip.GzipFile(fileobj=io.BytesIO(head + source.read())))
+            return
+        yield head + source.read(_BLOCK)
+        yield from _blocks_of(source)
+        return
+    with open(path, "rb") as f:
+        head = f.read(_BLOCK)
+        if head.startswith(_GZIP):
+            f.seek(0)
+            with gzip.GzipFile(fileobj=f) as inflated:
+                yield from _blocks_of(inflated)
+            return
+        if len(head) < _BLOCK or b"\x00" in head or _binary_format(head):
+            yield head  # all of it, or a first block text_blocks refuses
+            return
+        f.seek(0)
+        yield f.read()
+
+
+def _blocks_of(source: BinaryIO | io.BufferedIOBase) -> Iterator[bytes]:
+    while block := source.read(_BLOCK):
+        yield block
 
 
 def has_comment_lines(data: bytes) -> bool:

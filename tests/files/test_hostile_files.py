@@ -106,3 +106,42 @@ def test_a_nul_byte_after_the_first_block_is_refused_too(tmp_path):
     with pytest.raises(InputError) as e:
         list(iter_lines(path))
     assert str(e.value) == f"{path}: binary file (NUL bytes), not text"
+
+
+DEEP = '{"x":' * 200_000  # deeper than Python's recursion limit: json's parser raised RecursionError
+
+
+@pytest.mark.parametrize("args", [
+    ["answers", "validate", "{deep}"],
+    ["topics", "validate", "{deep}"],
+    ["corpus", "stats", "{deep}"],
+    ["eval", "answers", "--nuggets", "{deep}", "{answers}"],
+    ["eval", "evidence", "--evidence", "{deep}", "--contexts", "{answers}"],
+    ["nuggets", "import", "{deep}", "-w", "{bench}"],
+], ids=lambda args: " ".join(args[:2]))
+def test_json_nested_too_deeply_is_one_line_and_exit_2(tmp_path, args):
+    from cli_support import run_cli
+
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text(DEEP + "\n")
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text('{"topic_id": "1", "answer": [{"text": "x", "citations": []}]}\n')
+    bench = tmp_path / "bench"
+    if "-w" in args:
+        (tmp_path / "corpus.jsonl").write_text('{"docid": "d1", "text": "x"}\n')
+        (tmp_path / "topics.tsv").write_text("1\tx\n")
+        assert run_cli("init", bench, "--corpus", tmp_path / "corpus.jsonl", "--topics", tmp_path / "topics.tsv").exit_code == 0
+    result = run_cli(*[a.format(deep=deep, answers=answers, bench=bench) for a in args])
+    assert result.stderr.splitlines() == [f"{deep}:1: invalid JSON: nested too deeply"]
+    assert result.exit_code == 2
+
+
+def test_a_scores_file_nested_too_deeply_is_one_line(tmp_path):
+    from trecbench.errors import InputError
+    from trecbench.evaluation.topic_scores import read_scores
+
+    path = tmp_path / "scores.json"
+    path.write_text("[" + DEEP + "\n")
+    with pytest.raises(InputError) as e:
+        read_scores(path)
+    assert str(e.value) == f"{path}: invalid JSON: nested too deeply"

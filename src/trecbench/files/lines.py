@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
-from typing import BinaryIO, Iterator, NamedTuple
+from typing import Any, BinaryIO, Iterator, NamedTuple
 
 from trecbench.errors import InputError
 
@@ -129,13 +129,40 @@ def looks_like_jsonl(path: Path) -> bool:
     return False
 
 
+class JSONProblem(NamedTuple):
+    """Why a text is not JSON: what json says (`why`), and where in the text (0 when not known)."""
+
+    why: str
+    line: int = 0
+    column: int = 0
+
+    @property
+    def message(self) -> str:
+        """`invalid JSON: why (column n)`, the column left out when not known."""
+        return f"invalid JSON: {self.why}" + (f" (column {self.column})" if self.column else "")
+
+
+def parse_json(text: str) -> tuple[Any, JSONProblem | None]:
+    """(the JSON value, None), or (None, why not): every reader of JSON parses it here.
+
+    Nesting deeper than Python's recursion limit (e.g. `{"x":` 200,000 times), which json's parser
+    meets as a RecursionError, is invalid JSON too: `nested too deeply`.
+    """
+    import json
+
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as e:
+        return None, JSONProblem(e.msg, e.lineno, e.colno)
+    except RecursionError:
+        return None, JSONProblem("nested too deeply")
+
+
 def iter_json_objects(path: "Path | str") -> Iterator[tuple[int, "dict | None", str]]:
     """(line number, object, "") for each non-blank JSONL line, or (line number, None, what is wrong).
 
     A missing file gives one (0, None, "no such file").
     """
-    import json
-
     path = Path(path)
     if not path.is_file():
         yield 0, None, "no such file"
@@ -144,10 +171,9 @@ def iter_json_objects(path: "Path | str") -> Iterator[tuple[int, "dict | None", 
         if line.text is None:
             yield line.number, None, line.error
             continue
-        try:
-            record = json.loads(line.text)
-        except json.JSONDecodeError as e:
-            yield line.number, None, f"invalid JSON: {e.msg} (column {e.colno})"
+        record, problem = parse_json(line.text)
+        if problem:
+            yield line.number, None, problem.message
             continue
         if not isinstance(record, dict):
             yield line.number, None, "expected a JSON object"

@@ -3,21 +3,18 @@
 The bomb is a real small file followed by 1 GiB of NUL bytes, gzipped (about 1 MB). A reader that
 inflates it whole, or reads it as lines (NUL bytes have no newline: one line of 1 GiB), holds at least
 1 GiB; a reader that checks each block as it streams stops at the first one. Each command runs in its
-own process and its peak RSS (os.wait4) must stay under 300 MB: the interpreter with numpy and pandas
+own process and its peak RSS (tests/support/peak_rss.py) must stay under 300 MB: the interpreter with numpy and pandas
 imported is about 110 MB, so the bound leaves room for the import and a few blocks, and none for the
 inflated file.
 """
 from __future__ import annotations
 
 import gzip
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from paths import SRC
+from peak_rss import run_measured
 
 NUL_BYTES = 1 << 30
 RSS_BOUND_MB = 300
@@ -46,19 +43,6 @@ def bombs(tmp_path_factory) -> Path:
     (folder / "ok.run").write_text("1 Q0 d1 1 1.0 r\n")
     (folder / "ok.qrels").write_text("1 0 d1 1\n")
     return folder
-
-
-def run_measured(args: list[str], stdin: Path | None = None) -> tuple[int, str, float]:
-    """(exit status, stderr, peak RSS in MB) of `trecbench ARGS` in a child process."""
-    env = dict(os.environ, PYTHONPATH=str(SRC.parent), LITELLM_LOCAL_MODEL_COST_MAP="True")
-    with open(stdin or os.devnull, "rb") as source:
-        proc = subprocess.Popen([sys.executable, "-m", "trecbench", *args], env=env, stdin=source,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        assert proc.stderr is not None
-        err = proc.stderr.read().decode()
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, err, usage.ru_maxrss / 1024  # ru_maxrss is in KiB on Linux
 
 
 COMMANDS = [
@@ -145,3 +129,59 @@ def test_a_scores_file_nested_too_deeply_is_one_line(tmp_path):
     with pytest.raises(InputError) as e:
         read_scores(path)
     assert str(e.value) == f"{path}: invalid JSON: nested too deeply"
+
+
+def swapped_files(tmp_path: Path) -> tuple[Path, Path]:
+    """A run and qrels of 1,200 lines each (12 topics of 100 documents)."""
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_text("".join(f"q{i // 100} Q0 d{i} {i % 100 + 1} {1 - i / 2000:.4f} myrun\n" for i in range(1200)))
+    qrels.write_text("".join(f"q{i // 100} 0 d{i} {i % 2}\n" for i in range(1200)))
+    return run, qrels
+
+
+def test_a_run_given_as_qrels_lists_20_problems_counts_the_rest_and_says_the_files_look_swapped(tmp_path):
+    from cli_support import run_cli
+
+    run, qrels = swapped_files(tmp_path)
+    result = run_cli("eval", "retrieval", "--qrels", run, qrels)
+    assert result.stderr.splitlines() == [
+        *(f"{run}:{n}: 6 fields, expected 4: qid iteration docid grade" for n in range(1, 21)),
+        "... and 1180 more problems",
+        f"{run}: this looks like a run file; did you swap --qrels and the run?",
+    ]
+    assert result.exit_code == 2
+
+
+def test_qrels_given_as_a_run_say_the_files_look_swapped(tmp_path):
+    from cli_support import run_cli
+
+    _, qrels = swapped_files(tmp_path)
+    result = run_cli("eval", "retrieval", "--qrels", qrels, qrels)
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"{qrels}:1: 4 fields, expected 6: qid Q0 docid rank score tag"
+    assert lines[20:] == ["... and 1180 more problems",
+                          f"{qrels}: this looks like a qrels file; did you swap --qrels and the run?"]
+    assert result.exit_code == 2
+
+
+def test_many_problems_of_a_file_of_its_own_format_are_capped_without_a_swap_hint(tmp_path):
+    from cli_support import run_cli
+
+    run, qrels = swapped_files(tmp_path)
+    bad = tmp_path / "bad.qrels"
+    bad.write_text("q1 0 d1 1\n" + "".join(f"q1 0 e{i} high\n" for i in range(25)))
+    result = run_cli("eval", "retrieval", "--qrels", bad, run)
+    lines = result.stderr.splitlines()
+    assert lines[:2] == [f"{bad}:2: grade 'high' is not an integer", f"{bad}:3: grade 'high' is not an integer"]
+    assert lines[20:] == ["... and 5 more problems"]
+    assert result.exit_code == 2
+
+
+def test_up_to_20_problems_are_all_listed_as_before(tmp_path):
+    from cli_support import run_cli
+
+    run, _ = swapped_files(tmp_path)
+    bad = tmp_path / "bad.qrels"
+    bad.write_text("".join(f"q1 0 e{i} high\n" for i in range(20)))
+    result = run_cli("eval", "retrieval", "--qrels", bad, run)
+    assert result.stderr.splitlines() == [f"{bad}:{n}: grade 'high' is not an integer" for n in range(1, 21)]

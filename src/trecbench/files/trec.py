@@ -8,7 +8,7 @@ import os
 import re
 import sys
 import zlib
-from typing import BinaryIO, Iterator, Union
+from typing import BinaryIO, Iterable, Iterator, Union
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,8 @@ _COMMENT_LINE = re.compile(rb"(?m)^[ \t]*#[^\n]*")
 # Characters a number may be written with; float()/int() accept more ("1_0", Arabic digits, "nan").
 _FLOAT_CHARS = re.compile(r"[^0-9.eE+\-]")
 _INT_CHARS = re.compile(r"[^0-9+\-]")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _ASCII_WHITESPACE = re.compile(r"[ \t\n\r\x0b\x0c]")  # what bytes.split() and trec_eval split fields on
 # pandas 3 parses floats exactly by default (and deprecates the option); pandas 2 needs "round_trip".
 _PRECISE = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
@@ -45,21 +47,27 @@ def read_bytes(path: PathLike) -> bytes:
     """
     name = str(path)
     try:
-        data = b"".join(text_blocks(path))
+        data = b"".join(text_blocks(path, whole=True))
     except (OSError, EOFError, zlib.error) as e:
-        raise InputError(name, 0, f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+        raise _cannot_read(name, e) from None
     return data[len(_BOM):] if data.startswith(_BOM) else data
 
 
-def text_blocks(path: PathLike) -> Iterator[bytes]:
+def _cannot_read(name: str, e: Exception) -> InputError:
+    return InputError(name, 0, f"cannot read: {getattr(e, 'strerror', None) or e}")
+
+
+def text_blocks(path: PathLike, *, whole: bool = False) -> Iterator[bytes]:
     """The file's bytes (decompressed if gzip, `-` is standard input) as blocks, each checked to be text.
 
+    Blocks are about _BLOCK bytes; with `whole`, a plain file that starts as text comes as one block
+    (what `read_bytes` keeps anyway: joining one block copies nothing).
     InputError `binary file (...)` at the first block that holds a NUL byte (or, first, a binary format's
     magic number). OSError, EOFError or zlib.error when the file cannot be read or decompressed.
     """
     name = str(path)
     first = True
-    for block in _raw_blocks(path):
+    for block in _raw_blocks(path, whole):
         if first:
             first = False
             what = _binary_format(block)
@@ -75,9 +83,9 @@ def _binary_format(head: bytes) -> str:
     return next((what for magic, what in _BINARY.items() if head.startswith(magic)), "")
 
 
-def _raw_blocks(path: PathLike) -> Iterator[bytes]:
-    """The bytes as blocks of _BLOCK (the last shorter), except that a plain file that starts as text
-    comes as one block (joining one block copies nothing)."""
+def _raw_blocks(path: PathLike, whole: bool) -> Iterator[bytes]:
+    """The bytes as blocks of _BLOCK (the last shorter); with `whole`, a plain file that starts as text
+    comes as one block."""
     if str(path) == STDIN:
         source = sys.stdin.buffer
         head = source.read(len(_GZIP))
@@ -94,8 +102,11 @@ def _raw_blocks(path: PathLike) -> Iterator[bytes]:
             with gzip.GzipFile(fileobj=f) as inflated:
                 yield from _blocks_of(inflated)
             return
-        if len(head) < _BLOCK or b"\x00" in head or _binary_format(head):
-            yield head  # all of it, or a first block text_blocks refuses
+        if not whole or len(head) < _BLOCK or b"\x00" in head or _binary_format(head):
+            yield head  # all of it, or a first block text_blocks refuses, or the first of many
+            if whole or len(head) < _BLOCK:
+                return
+            yield from _blocks_of(f)
             return
         f.seek(0)
         yield f.read()
@@ -211,7 +222,42 @@ def numbered_fields(data: bytes, path: str, *, comments: bool = False) -> Iterat
     Fields are split on ASCII whitespace, as trec_eval does; with `comments`, a line whose first
     non-blank character is `#` is skipped.
     """
-    for number, raw in enumerate(data.split(b"\n"), 1):
+    return _fields_of_lines(enumerate(data.split(b"\n"), 1), path, comments)
+
+
+def streamed_fields(path: PathLike, *, comments: bool = False) -> Iterator[Fields | Problem]:
+    """`numbered_fields` of the file `read_bytes` would read, read a block at a time (memory: one block).
+
+    InputError as `read_bytes` raises it (cannot read, binary file), when the block that shows it is read.
+    """
+    name = str(path)
+    try:
+        yield from _fields_of_lines(_numbered_lines(text_blocks(path)), name, comments)
+    except (OSError, EOFError, zlib.error) as e:
+        raise _cannot_read(name, e) from None
+
+
+def _numbered_lines(blocks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
+    """(number, line without its newline) of the bytes the blocks make up, split on `\\n` as bytes.split does;
+    a leading byte order mark is dropped."""
+    number = 0
+    partial = b""
+    first = True
+    for block in blocks:
+        if first:
+            first = False
+            block = block[len(_BOM):] if block.startswith(_BOM) else block
+        pieces = block.split(b"\n")
+        pieces[0] = partial + pieces[0]
+        partial = pieces.pop()
+        for raw in pieces:
+            number += 1
+            yield number, raw
+    yield number + 1, partial
+
+
+def _fields_of_lines(lines: Iterable[tuple[int, bytes]], path: str, comments: bool) -> Iterator[Fields | Problem]:
+    for number, raw in lines:
         fields = raw.split()
         if not fields or (comments and fields[0].startswith(b"#")):
             continue
@@ -219,6 +265,24 @@ def numbered_fields(data: bytes, path: str, *, comments: bool = False) -> Iterat
             yield number, [f.decode("utf-8") for f in fields]
         except UnicodeDecodeError:
             yield Problem(path, number, _utf8_message(raw))
+
+
+def file_shape(data: bytes, path: str) -> str:
+    """The shape (`trec_shape`) every non-blank, non-comment line of the text has, or "" if they differ:
+    a run given where qrels belong (or the reverse) has the other format's shape on every line."""
+    shapes = {trec_shape(item[1]) if not isinstance(item, Problem) else "" for item in
+              numbered_fields(data, path, comments=True)}
+    return shapes.pop() if len(shapes) == 1 else ""
+
+
+def trec_shape(fields: list[str]) -> str:
+    """The TREC format a line's fields have: "run" (`qid Q0 docid rank score tag`, rank an integer, score a
+    number), "qrels" (`qid iteration docid grade`, grade an integer), or "" for neither."""
+    if len(fields) == 6 and _INTEGER.fullmatch(fields[3]) and _DECIMAL.fullmatch(fields[4]):
+        return "run"
+    if len(fields) == 4 and _INTEGER.fullmatch(fields[3]):
+        return "qrels"
+    return ""
 
 
 def _utf8_message(raw: bytes) -> str:

@@ -188,12 +188,12 @@ def _clean_qrels(source: BinaryIO, path: str) -> pd.DataFrame | None:
     cols = split_fields(source, 4, ids=(0, 1, 2), ints=(3,), comments=True)
     if cols is None:
         return None
-    qids, iterations, docids = (cast(Ids, cols[f]) for f in (0, 1, 2))
-    if has_repeats(qids, docids):
+    if has_repeats(cast(Ids, cols[0]), cast(Ids, cols[2])):
         return None
-    frame = pd.DataFrame({name: ids.to_arrow().to_pandas()
-                          for name, ids in (("query_id", qids), ("iteration", iterations), ("doc_id", docids))})
-    frame["relevance"] = cols[3]
+    frame = pd.DataFrame({"query_id": cast(Ids, cols.pop(0)).to_pandas()})  # each column's words freed once converted
+    frame["iteration"] = cast(Ids, cols.pop(1)).to_pandas()
+    frame["doc_id"] = cast(Ids, cols.pop(2)).to_pandas()
+    frame["relevance"] = cols.pop(3)
     frame.attrs["path"] = path
     return frame
 

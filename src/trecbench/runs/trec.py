@@ -208,11 +208,11 @@ def _clean_run(source: BinaryIO, path: str) -> pd.DataFrame | None:
     cols = split_fields(source, 6, ids=(0, 2), floats=(4,), comments=True)
     if cols is None:
         return None
-    qids, docids = cast(Ids, cols[0]), cast(Ids, cols[2])
-    if has_repeats(qids, docids):
+    if has_repeats(cast(Ids, cols[0]), cast(Ids, cols[2])):
         return None
-    frame = pd.DataFrame({"query_id": qids.to_arrow().to_pandas(), "doc_id": docids.to_arrow().to_pandas(),
-                          "score": cols[4]})
+    frame = pd.DataFrame({"query_id": cast(Ids, cols.pop(0)).to_pandas()})  # each column's words freed once converted
+    frame["doc_id"] = cast(Ids, cols.pop(2)).to_pandas()
+    frame["score"] = cols.pop(4)
     return _finish(frame, runid=last_line(source).split()[5].decode("utf-8"), path=path)
 
 

@@ -64,14 +64,14 @@ COMMANDS = [
 @pytest.mark.parametrize("bomb, args", COMMANDS, ids=[" ".join(a[:2]) + f" ({b})" for b, a in COMMANDS])
 def test_a_gzip_bomb_is_refused_in_one_line_with_bounded_memory(bombs, bomb, args):
     path = bombs / bomb
-    status, err, peak_mb = run_measured([a.format(bomb=path, folder=bombs) for a in args])
+    status, _, err, peak_mb = run_measured([a.format(bomb=path, folder=bombs) for a in args])
     assert err.splitlines() == [f"{path}: binary file (NUL bytes), not text"]
     assert status == 2
     assert peak_mb < RSS_BOUND_MB, f"peak RSS {peak_mb:.0f} MB"
 
 
 def test_a_gzip_bomb_on_standard_input_is_refused_in_one_line_with_bounded_memory(bombs):
-    status, err, peak_mb = run_measured(["qrels", "validate", "-"], stdin=bombs / "qrels.gz")
+    status, _, err, peak_mb = run_measured(["qrels", "validate", "-"], stdin=bombs / "qrels.gz")
     assert err.splitlines() == ["-: binary file (NUL bytes), not text"]
     assert status == 2
     assert peak_mb < RSS_BOUND_MB, f"peak RSS {peak_mb:.0f} MB"

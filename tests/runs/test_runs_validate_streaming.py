@@ -42,13 +42,37 @@ def bad_qrels(path: Path) -> Path:
 def test_validating_a_big_file_with_problems_keeps_its_memory_bounded(tmp_path, group, make, message):
     path = make(tmp_path / f"{group}.txt")
     assert path.stat().st_size > 45_000_000
-    status, err, peak_mb = run_measured([group, "validate", str(path)])
+    status, _, err, peak_mb = run_measured([group, "validate", str(path)])
     lines = err.splitlines()
     assert lines[0] == f"{path}:1000: {message}"
     assert lines[KEPT - 1].startswith(f"{path}:{KEPT * 1000}: ")
     assert lines[KEPT:] == [f"{path}: {LINES // 1000 - KEPT} more problems not listed"]
     assert status == 2
     assert peak_mb < RSS_BOUND_MB, f"peak RSS {peak_mb:.0f} MB"
+
+
+def clean_run(path: Path) -> Path:
+    return write_lines(path, lambda i: f"{100_000 + i // 1000} Q0 doc_{i:09d}_passage {i % 1000 + 1} "
+                                       f"{1 - i % 1000 / 1000:.6f} my-run-tag\n")
+
+
+def clean_qrels(path: Path) -> Path:
+    return write_lines(path, lambda i: f"{100_000 + i // 1000} 0 doc_{i:09d}_passage_and_more {i % 3}\n")
+
+
+# A clean file is split into columns (ids as words, then Arrow strings) instead of a table of Python
+# objects. Peak MB measured on these files (67 MB run, 50 MB qrels): 412 and 463 before, 246 and 305
+# after; each bound sits between the two.
+@pytest.mark.parametrize("group, make, summary, bound_mb", [
+    ("runs", clean_run, "1200 topics, 1200000 lines, runid my-run-tag", 330),
+    ("qrels", clean_qrels, "1200 topics, 1200000 judgments, 800000 relevant", 390),
+])
+def test_validating_a_big_clean_file_costs_its_columns_not_a_table_of_objects(tmp_path, group, make, summary,
+                                                                             bound_mb):
+    path = make(tmp_path / f"{group}.txt")
+    status, out, err, peak_mb = run_measured([group, "validate", str(path)])
+    assert (status, out, err) == (0, f"{path}: ok, {summary}\n", "")
+    assert peak_mb < bound_mb, f"peak RSS {peak_mb:.0f} MB"
 
 
 def test_more_problems_than_are_kept_are_counted_in_a_last_line(tmp_path):

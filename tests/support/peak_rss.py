@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 from paths import SRC
 
@@ -15,16 +16,24 @@ from paths import SRC
 _LAUNCHER = """
 import json, resource, subprocess, sys
 with open(sys.argv[1], "rb") as stdin:
-    proc = subprocess.run(sys.argv[2:], stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.run(sys.argv[2:], stdin=stdin, capture_output=True)
 peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
-print(json.dumps([proc.returncode, proc.stderr.decode(), peak_kib / 1024]))
+print(json.dumps([proc.returncode, proc.stdout.decode(), proc.stderr.decode(), peak_kib / 1024]))
 """
 
 
-def run_measured(args: list[str], stdin: Path | None = None) -> tuple[int, str, float]:
-    """(exit status, stderr, peak RSS in MB) of `trecbench ARGS`, standard input from `stdin` (else empty)."""
+class Measured(NamedTuple):
+    """What a command did: its exit status, standard output and error, and its peak RSS in MB."""
+
+    status: int
+    out: str
+    err: str
+    peak_mb: float
+
+
+def run_measured(args: list[str], stdin: Path | None = None) -> Measured:
+    """`trecbench ARGS` in its own process, standard input from `stdin` (else empty)."""
     env = dict(os.environ, PYTHONPATH=str(SRC.parent), LITELLM_LOCAL_MODEL_COST_MAP="True")
     out = subprocess.run([sys.executable, "-c", _LAUNCHER, str(stdin or os.devnull), sys.executable, "-m", "trecbench",
                           *args], env=env, capture_output=True, text=True, check=True, close_fds=True)
-    status, err, peak_mb = json.loads(out.stdout)
-    return status, err, peak_mb
+    return Measured(*json.loads(out.stdout))

@@ -3,7 +3,7 @@
 The bomb is a real small file followed by 1 GiB of NUL bytes, gzipped (about 1 MB). A reader that
 inflates it whole, or reads it as lines (NUL bytes have no newline: one line of 1 GiB), holds at least
 1 GiB; a reader that checks each block as it streams stops at the first one. Each command runs in its
-own process and its peak RSS (tests/support/peak_rss.py) must stay under 300 MB: the interpreter with numpy and pandas
+own process (17 commands, every reader) and its peak RSS (tests/support/peak_rss.py) must stay under 300 MB: the interpreter with numpy and pandas
 imported is about 110 MB, so the bound leaves room for the import and a few blocks, and none for the
 inflated file.
 """
@@ -42,6 +42,13 @@ def bombs(tmp_path_factory) -> Path:
         (folder / name).write_bytes(gzip.compress(head) + zeros_member)
     (folder / "ok.run").write_text("1 Q0 d1 1 1.0 r\n")
     (folder / "ok.qrels").write_text("1 0 d1 1\n")
+    (folder / "ok.contexts.jsonl").write_text('{"qid": "1", "contexts": ["x"]}\n')
+    (folder / "ok.corpus.jsonl").write_text('{"docid": "d1", "text": "x"}\n')
+    (folder / "ok.topics.tsv").write_text("1\tx\n")
+    from cli_support import run_cli
+
+    made = run_cli("init", folder / "bench", "--corpus", folder / "ok.corpus.jsonl", "--topics", folder / "ok.topics.tsv")
+    assert made.exit_code == 0, made.output
     return folder
 
 
@@ -58,10 +65,16 @@ COMMANDS = [
     ("corpus.jsonl.gz", ["corpus", "stats", "{bomb}"]),
     ("answers.jsonl.gz", ["answers", "validate", "{bomb}"]),
     ("nuggets.jsonl.gz", ["eval", "answers", "--nuggets", "{bomb}", "{folder}/answers.jsonl.gz"]),
+    ("nuggets.jsonl.gz", ["eval", "evidence", "--evidence", "{bomb}", "--contexts", "{folder}/ok.contexts.jsonl"]),
+    ("nuggets.jsonl.gz", ["nuggets", "import", "{bomb}", "-w", "{folder}/bench"]),
+    ("qrels.gz", ["qrels", "import", "{bomb}", "-w", "{folder}/bench", "--judge", "nist"]),
+    ("qrels.gz", ["qrels", "agree", "{folder}/ok.qrels", "{bomb}"]),
+    ("run.gz", ["pool", "build", "{bomb}", "-w", "{folder}/bench"]),
+    ("corpus.jsonl.gz", ["corpus", "get", "{bomb}", "d1"]),
 ]
 
 
-@pytest.mark.parametrize("bomb, args", COMMANDS, ids=[" ".join(a[:2]) + f" ({b})" for b, a in COMMANDS])
+@pytest.mark.parametrize("bomb, args", COMMANDS, ids=[f"{a[0]} {a[1]} ({b})" for b, a in COMMANDS])
 def test_a_gzip_bomb_is_refused_in_one_line_with_bounded_memory(bombs, bomb, args):
     path = bombs / bomb
     status, _, err, peak_mb = run_measured([a.format(bomb=path, folder=bombs) for a in args])

@@ -2,10 +2,10 @@
 
 The bomb is a real small file followed by 1 GiB of NUL bytes, gzipped (about 1 MB). A reader that
 inflates it whole, or reads it as lines (NUL bytes have no newline: one line of 1 GiB), holds at least
-1 GiB; a reader that checks each block as it streams stops at the first one. Each command runs in its
-own process (17 commands, every reader) and its peak RSS (tests/support/peak_rss.py) must stay under 300 MB: the interpreter with numpy and pandas
-imported is about 110 MB, so the bound leaves room for the import and a few blocks, and none for the
-inflated file.
+1 GiB; a reader that checks each block as it streams stops at the first one. Each of 17 commands (every
+reader) runs in its own process and its peak RSS (tests/support/peak_rss.py) must stay under 300 MB:
+the interpreter with numpy and pandas imported is about 110 MB, so the bound leaves room for the
+import and a few blocks, and none for the inflated file.
 """
 from __future__ import annotations
 

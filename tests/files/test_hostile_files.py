@@ -198,3 +198,17 @@ def test_up_to_20_problems_are_all_listed_as_before(tmp_path):
     bad.write_text("".join(f"q1 0 e{i} high\n" for i in range(20)))
     result = run_cli("eval", "retrieval", "--qrels", bad, run)
     assert result.stderr.splitlines() == [f"{bad}:{n}: grade 'high' is not an integer" for n in range(1, 21)]
+
+
+@pytest.mark.parametrize("block", [1, 3, 7, 1 << 20])
+def test_lines_read_a_block_at_a_time_are_the_lines_iterating_the_file_gives(monkeypatch, block):
+    import io
+    import random
+
+    from trecbench.files import lines
+
+    monkeypatch.setattr(lines, "_BLOCK", block)
+    rng = random.Random(block)
+    for _ in range(200):
+        data = bytes(rng.choice(b"ab\n\r \xc3") for _ in range(rng.randrange(0, 40)))
+        assert list(lines.raw_lines(io.BytesIO(data), "x")) == list(io.BytesIO(data))

@@ -7,6 +7,7 @@ newline) is refused after one block instead of being inflated into one enormous 
 from __future__ import annotations
 
 import gzip
+import io
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, NamedTuple
 
@@ -53,18 +54,13 @@ def raw_lines(f: BinaryIO, path: "Path | str") -> Iterator[bytes]:
     while block := f.read(_BLOCK):
         if b"\x00" in block:
             raise InputError(str(path), 0, "binary file (NUL bytes), not text")
-        pieces = block.split(b"\n")
-        if len(pieces) == 1:
+        end = block.rfind(b"\n") + 1
+        if not end:
             partial.append(block)
             continue
-        if partial:
-            pieces[0] = b"".join([*partial, pieces[0]])
-            partial = []
-        last = pieces.pop()
-        for piece in pieces:
-            yield piece + b"\n"
-        if last:
-            partial.append(last)
+        whole = b"".join([*partial, block[:end]]) if partial else block[:end]
+        partial = [block[end:]] if end < len(block) else []
+        yield from io.BytesIO(whole)  # complete lines, split by the C line reader
     if partial:
         yield b"".join(partial)
 

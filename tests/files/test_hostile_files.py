@@ -212,3 +212,20 @@ def test_lines_read_a_block_at_a_time_are_the_lines_iterating_the_file_gives(mon
     for _ in range(200):
         data = bytes(rng.choice(b"ab\n\r \xc3") for _ in range(rng.randrange(0, 40)))
         assert list(lines.raw_lines(io.BytesIO(data), "x")) == list(io.BytesIO(data))
+
+
+@pytest.mark.parametrize("block", [1, 2, 5, 1 << 20])
+def test_fields_read_a_block_at_a_time_are_the_fields_of_the_whole_file(tmp_path, monkeypatch, block):
+    import random
+
+    from trecbench.files import trec
+
+    monkeypatch.setattr(trec, "_BLOCK", block)
+    rng = random.Random(block)
+    path = tmp_path / "run.txt"
+    for _ in range(100):
+        data = bytes(rng.choice(b"ab#\n\r \t\xc3\xa9") for _ in range(rng.randrange(0, 30)))
+        path.write_bytes(rng.choice([b"", b"\xef\xbb\xbf"]) + data)
+        whole = trec.read_bytes(path)
+        assert list(trec.streamed_fields(path, comments=True)) == list(trec.numbered_fields(whole, str(path),
+                                                                                              comments=True))

@@ -242,18 +242,19 @@ def _numbered_lines(blocks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
     a leading byte order mark is dropped."""
     number = 0
     partial = b""
-    first = True
     for block in blocks:
-        if first:
-            first = False
-            block = block[len(_BOM):] if block.startswith(_BOM) else block
         pieces = block.split(b"\n")
         pieces[0] = partial + pieces[0]
         partial = pieces.pop()
         for raw in pieces:
             number += 1
-            yield number, raw
-    yield number + 1, partial
+            yield number, _without_bom(raw) if number == 1 else raw
+    yield number + 1, _without_bom(partial) if number == 0 else partial
+
+
+def _without_bom(first_line: bytes) -> bytes:
+    """The first line without a leading byte order mark (the text starts with one exactly when its first line does)."""
+    return first_line[len(_BOM):] if first_line.startswith(_BOM) else first_line
 
 
 def _fields_of_lines(lines: Iterable[tuple[int, bytes]], path: str, comments: bool) -> Iterator[Fields | Problem]:

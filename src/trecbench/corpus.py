@@ -13,7 +13,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 
 import numpy as np
 
-from trecbench.files.lines import content_lines, decode, looks_like_jsonl, read_line_at, record_id
+from trecbench.files.lines import content_lines, decode, looks_like_jsonl, parse_json, read_line_at, record_id
 from trecbench.errors import InputError, Problem
 
 ID_KEYS = ("id", "docid", "_id", "doc_id")
@@ -253,10 +253,9 @@ def _parse(layout: str, text: str) -> tuple[Document | None, str]:
         if not docid:
             return None, "empty docid"
         return Document(docid, cells[-1], cells[1] if layout == TSV_TITLE else None), ""
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as e:
-        return None, f"invalid JSON: {e.msg} (column {e.colno})"
+    record, problem = parse_json(text)
+    if problem:
+        return None, problem.message
     if not isinstance(record, dict):
         return None, "expected a JSON object"
     return _from_record(record)

@@ -57,8 +57,8 @@ class LazyGroup(click.Group):
 
         try:
             return super().invoke(ctx)
-        except InputError as e:
-            click.echo(str(e), err=True)
+        except InputError as e:  # the first problems and a count of the rest: a wrong file is one screen
+            click.echo("\n".join(e.listing()), err=True)
             ctx.exit(2)
         except ModelCallError as e:
             click.echo(f"stopped: {e}; nothing was recorded for the request it refused", err=True)

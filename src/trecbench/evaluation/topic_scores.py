@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from trecbench.errors import InputError
+from trecbench.files.lines import parse_json
 
 ALL = "all"
 
@@ -127,10 +128,9 @@ def read_scores(path: str | Path) -> pd.DataFrame:
 
 
 def _read_json(where: str, text: str) -> pd.DataFrame:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(where, e.lineno, f"invalid JSON: {e.msg}") from None
+    doc, problem = parse_json(text)
+    if problem:
+        raise InputError(where, problem.line, f"invalid JSON: {problem.why}")
     rows = []
     for entry in doc if isinstance(doc, list) else []:
         if not isinstance(entry, dict) or "run" not in entry:

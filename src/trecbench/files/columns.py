@@ -73,6 +73,15 @@ class Ids(NamedTuple):
         data = raw[raw != 0]
         return pa.LargeStringArray.from_buffers(len(self), pa.py_buffer(offsets), pa.py_buffer(data.tobytes()))
 
+    def to_pandas(self, part: int = 1 << 20):
+        """The ids as a pandas str Series (Arrow-backed), converted `part` rows at a time, so the temporaries
+        of the conversion are one part's, not the column's."""
+        import pandas as pd
+        import pyarrow as pa
+
+        chunks = [self.take(slice(i, i + part)).to_arrow() for i in range(0, len(self), part)]
+        return pd.Series(pa.chunked_array(chunks, type=pa.large_string()).to_pandas())
+
     def strings(self) -> list[str]:
         if not len(self):
             return []

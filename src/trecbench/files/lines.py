@@ -1,12 +1,20 @@
 """Line-level reading shared by every file reader (topics, corpora, nuggets, answers, evidence, contexts,
-assignments): gzip, byte offsets, UTF-8 problems, JSONL lines and ids, telling JSONL from TSV."""
+assignments): gzip, byte offsets, UTF-8 problems, JSONL lines and ids, telling JSONL from TSV.
+
+Files are read a block at a time and a block holding a NUL byte ends the read with one problem (a
+binary file, not text), so a gzip bomb (a little text, then gigabytes of NUL bytes, which have no
+newline) is refused after one block instead of being inflated into one enormous line."""
 from __future__ import annotations
 
 import gzip
+import io
 from pathlib import Path
-from typing import BinaryIO, Iterator, NamedTuple
+from typing import Any, BinaryIO, Iterator, NamedTuple
+
+from trecbench.errors import InputError
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
+_BLOCK = 1 << 20  # bytes read (and checked for NUL) at a time
 
 
 class Line(NamedTuple):
@@ -39,11 +47,32 @@ def decode(raw: bytes, number: int) -> tuple[str | None, str]:
         return None, f"invalid UTF-8 at byte {e.start + 1} of the line"
 
 
+def raw_lines(f: BinaryIO, path: "Path | str") -> Iterator[bytes]:
+    """The lines of an open binary file, each with its `\\n` (the last one may lack it), as iterating the
+    file gives them; InputError `binary file (NUL bytes), not text` at the first block holding a NUL."""
+    partial: list[bytes] = []  # the start of a line longer than a block
+    while block := f.read(_BLOCK):
+        if b"\x00" in block:
+            raise InputError(str(path), 0, "binary file (NUL bytes), not text")
+        end = block.rfind(b"\n") + 1
+        if not end:
+            partial.append(block)
+            continue
+        whole = b"".join([*partial, block[:end]]) if partial else block[:end]
+        partial = [block[end:]] if end < len(block) else []
+        yield from io.BytesIO(whole)  # complete lines, split by the C line reader
+    if partial:
+        yield b"".join(partial)
+
+
 def iter_lines(path: Path) -> Iterator[Line]:
-    """Yield every line of `path` with its byte offset (in the decompressed stream for `.gz`)."""
+    """Yield every line of `path` with its byte offset (in the decompressed stream for `.gz`).
+
+    InputError `binary file (NUL bytes), not text` (line 0) as soon as a NUL byte is read.
+    """
     offset = 0
     with open_bytes(path) as f:
-        for number, raw in enumerate(f, start=1):
+        for number, raw in enumerate(raw_lines(f, path), start=1):
             text, error = decode(raw, number)
             yield Line(number, offset, text, error)
             offset += len(raw)
@@ -89,11 +118,40 @@ def looks_like_jsonl(path: Path) -> bool:
     if name.endswith(".tsv"):
         return False
     with open_bytes(path) as f:
-        for raw in f:
+        for raw in raw_lines(f, path):
             stripped = raw.strip().removeprefix(b"\xef\xbb\xbf")
             if stripped:
                 return stripped.startswith(b"{")
     return False
+
+
+class JSONProblem(NamedTuple):
+    """Why a text is not JSON: what json says (`why`), and where in the text (0 when not known)."""
+
+    why: str
+    line: int = 0
+    column: int = 0
+
+    @property
+    def message(self) -> str:
+        """`invalid JSON: why (column n)`, the column left out when not known."""
+        return f"invalid JSON: {self.why}" + (f" (column {self.column})" if self.column else "")
+
+
+def parse_json(text: str) -> tuple[Any, JSONProblem | None]:
+    """(the JSON value, None), or (None, why not): every reader of JSON parses it here.
+
+    Nesting deeper than Python's recursion limit (e.g. `{"x":` 200,000 times), which json's parser
+    meets as a RecursionError, is invalid JSON too: `nested too deeply`.
+    """
+    import json
+
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as e:
+        return None, JSONProblem(e.msg, e.lineno, e.colno)
+    except RecursionError:
+        return None, JSONProblem("nested too deeply")
 
 
 def iter_json_objects(path: "Path | str") -> Iterator[tuple[int, "dict | None", str]]:
@@ -101,8 +159,6 @@ def iter_json_objects(path: "Path | str") -> Iterator[tuple[int, "dict | None", 
 
     A missing file gives one (0, None, "no such file").
     """
-    import json
-
     path = Path(path)
     if not path.is_file():
         yield 0, None, "no such file"
@@ -111,10 +167,9 @@ def iter_json_objects(path: "Path | str") -> Iterator[tuple[int, "dict | None", 
         if line.text is None:
             yield line.number, None, line.error
             continue
-        try:
-            record = json.loads(line.text)
-        except json.JSONDecodeError as e:
-            yield line.number, None, f"invalid JSON: {e.msg} (column {e.colno})"
+        record, problem = parse_json(line.text)
+        if problem:
+            yield line.number, None, problem.message
             continue
         if not isinstance(record, dict):
             yield line.number, None, "expected a JSON object"

@@ -8,7 +8,7 @@ import os
 import re
 import sys
 import zlib
-from typing import Iterator, Union
+from typing import BinaryIO, Iterable, Iterator, Union
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,8 @@ _COMMENT_LINE = re.compile(rb"(?m)^[ \t]*#[^\n]*")
 # Characters a number may be written with; float()/int() accept more ("1_0", Arabic digits, "nan").
 _FLOAT_CHARS = re.compile(r"[^0-9.eE+\-]")
 _INT_CHARS = re.compile(r"[^0-9+\-]")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _ASCII_WHITESPACE = re.compile(r"[ \t\n\r\x0b\x0c]")  # what bytes.split() and trec_eval split fields on
 # pandas 3 parses floats exactly by default (and deprecates the option); pandas 2 needs "round_trip".
 _PRECISE = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
@@ -33,30 +35,86 @@ _GZIP = b"\x1f\x8b"
 _BINARY = {b"PK\x03\x04": "a zip archive", b"BZh": "bzip2-compressed", b"\xfd7zXZ\x00": "xz-compressed",
            b"\x28\xb5\x2f\xfd": "zstd-compressed", b"PAR1": "a Parquet file", b"\x93NUMPY": "a NumPy array"}
 STDIN = "-"
+_BLOCK = 1 << 20  # bytes checked at a time: a file that is not text is refused after one block
 
 
 def read_bytes(path: PathLike) -> bytes:
     """The file's bytes without a leading UTF-8 byte order mark; gzip is decompressed, `-` is standard input.
 
-    InputError `cannot read` if it cannot be opened, one `binary file` problem if it is not text.
+    InputError `cannot read` if it cannot be opened, one `binary file` problem if it is not text. The
+    file is read a block at a time and the first block that is not text ends the read, so a gzip bomb
+    (a little text, then gigabytes of NUL bytes) costs one block of memory, not what it inflates to.
     """
     name = str(path)
     try:
-        if name == STDIN:
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as f:
-                data = f.read()
-        if data.startswith(_GZIP):
-            data = gzip.decompress(data)
+        data = b"".join(text_blocks(path, whole=True))
     except (OSError, EOFError, zlib.error) as e:
-        raise InputError(name, 0, f"cannot read: {getattr(e, 'strerror', None) or e}") from None
-    for magic, what in _BINARY.items():
-        if data.startswith(magic):
-            raise InputError(name, 0, f"binary file ({what}), not text")
-    if b"\x00" in data[:65536]:
-        raise InputError(name, 0, "binary file (NUL bytes), not text")
+        raise _cannot_read(name, e) from None
     return data[len(_BOM):] if data.startswith(_BOM) else data
+
+
+def _cannot_read(name: str, e: Exception) -> InputError:
+    return InputError(name, 0, f"cannot read: {getattr(e, 'strerror', None) or e}")
+
+
+def text_blocks(path: PathLike, *, whole: bool = False) -> Iterator[bytes]:
+    """The file's bytes (decompressed if gzip, `-` is standard input) as blocks, each checked to be text.
+
+    Blocks are about _BLOCK bytes; with `whole`, a plain file that starts as text comes as one block
+    (what `read_bytes` keeps anyway: joining one block copies nothing).
+    InputError `binary file (...)` at the first block that holds a NUL byte (or, first, a binary format's
+    magic number). OSError, EOFError or zlib.error when the file cannot be read or decompressed.
+    """
+    name = str(path)
+    first = True
+    for block in _raw_blocks(path, whole):
+        if first:
+            first = False
+            what = _binary_format(block)
+            if what:
+                raise InputError(name, 0, f"binary file ({what}), not text")
+        if b"\x00" in block:
+            raise InputError(name, 0, "binary file (NUL bytes), not text")
+        yield block
+
+
+def _binary_format(head: bytes) -> str:
+    """What a file starting with `head` is if its magic number says it is not text, else ""."""
+    return next((what for magic, what in _BINARY.items() if head.startswith(magic)), "")
+
+
+def _raw_blocks(path: PathLike, whole: bool) -> Iterator[bytes]:
+    """The bytes as blocks of _BLOCK (the last shorter); with `whole`, a plain file that starts as text
+    comes as one block."""
+    if str(path) == STDIN:
+        source = sys.stdin.buffer
+        head = source.read(len(_GZIP))
+        if head == _GZIP:  # the compressed bytes are kept (they are what was sent); what they inflate to is not
+            yield from _blocks_of(gzip.GzipFile(fileobj=io.BytesIO(head + source.read())))
+            return
+        yield head + source.read(_BLOCK)
+        yield from _blocks_of(source)
+        return
+    with open(path, "rb") as f:
+        head = f.read(_BLOCK)
+        if head.startswith(_GZIP):
+            f.seek(0)
+            with gzip.GzipFile(fileobj=f) as inflated:
+                yield from _blocks_of(inflated)
+            return
+        if not whole or len(head) < _BLOCK or b"\x00" in head or _binary_format(head):
+            yield head  # all of it, or a first block text_blocks refuses, or the first of many
+            if whole or len(head) < _BLOCK:
+                return
+            yield from _blocks_of(f)
+            return
+        f.seek(0)
+        yield f.read()
+
+
+def _blocks_of(source: BinaryIO | io.BufferedIOBase) -> Iterator[bytes]:
+    while block := source.read(_BLOCK):
+        yield block
 
 
 def has_comment_lines(data: bytes) -> bool:
@@ -164,7 +222,43 @@ def numbered_fields(data: bytes, path: str, *, comments: bool = False) -> Iterat
     Fields are split on ASCII whitespace, as trec_eval does; with `comments`, a line whose first
     non-blank character is `#` is skipped.
     """
-    for number, raw in enumerate(data.split(b"\n"), 1):
+    return _fields_of_lines(enumerate(data.split(b"\n"), 1), path, comments)
+
+
+def streamed_fields(path: PathLike, *, comments: bool = False) -> Iterator[Fields | Problem]:
+    """`numbered_fields` of the file `read_bytes` would read, read a block at a time (memory: one block).
+
+    InputError as `read_bytes` raises it (cannot read, binary file), when the block that shows it is read.
+    """
+    name = str(path)
+    try:
+        yield from _fields_of_lines(_numbered_lines(text_blocks(path)), name, comments)
+    except (OSError, EOFError, zlib.error) as e:
+        raise _cannot_read(name, e) from None
+
+
+def _numbered_lines(blocks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
+    """(number, line without its newline) of the bytes the blocks make up, split on `\\n` as bytes.split does;
+    a leading byte order mark is dropped."""
+    number = 0
+    partial = b""
+    for block in blocks:
+        pieces = block.split(b"\n")
+        pieces[0] = partial + pieces[0]
+        partial = pieces.pop()
+        for raw in pieces:
+            number += 1
+            yield number, _without_bom(raw) if number == 1 else raw
+    yield number + 1, _without_bom(partial) if number == 0 else partial
+
+
+def _without_bom(first_line: bytes) -> bytes:
+    """The first line without a leading byte order mark (the text starts with one exactly when its first line does)."""
+    return first_line[len(_BOM):] if first_line.startswith(_BOM) else first_line
+
+
+def _fields_of_lines(lines: Iterable[tuple[int, bytes]], path: str, comments: bool) -> Iterator[Fields | Problem]:
+    for number, raw in lines:
         fields = raw.split()
         if not fields or (comments and fields[0].startswith(b"#")):
             continue
@@ -172,6 +266,24 @@ def numbered_fields(data: bytes, path: str, *, comments: bool = False) -> Iterat
             yield number, [f.decode("utf-8") for f in fields]
         except UnicodeDecodeError:
             yield Problem(path, number, _utf8_message(raw))
+
+
+def file_shape(data: bytes, path: str) -> str:
+    """The shape (`trec_shape`) every non-blank, non-comment line of the text has, or "" if they differ:
+    a run given where qrels belong (or the reverse) has the other format's shape on every line."""
+    shapes = {trec_shape(item[1]) if not isinstance(item, Problem) else "" for item in
+              numbered_fields(data, path, comments=True)}
+    return shapes.pop() if len(shapes) == 1 else ""
+
+
+def trec_shape(fields: list[str]) -> str:
+    """The TREC format a line's fields have: "run" (`qid Q0 docid rank score tag`, rank an integer, score a
+    number), "qrels" (`qid iteration docid grade`, grade an integer), or "" for neither."""
+    if len(fields) == 6 and _INTEGER.fullmatch(fields[3]) and _DECIMAL.fullmatch(fields[4]):
+        return "run"
+    if len(fields) == 4 and _INTEGER.fullmatch(fields[3]):
+        return "qrels"
+    return ""
 
 
 def _utf8_message(raw: bytes) -> str:

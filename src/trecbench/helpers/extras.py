@@ -24,7 +24,7 @@ class Extra(NamedTuple):
 
 # tests/architecture/test_extras.py checks this table against pyproject.toml's extras.
 EXTRAS = (
-    Extra("models", ("litellm", "openai", "httpx"), ("trecbench.llm",)),
+    Extra("models", ("litellm", "openai", "httpx", "tiktoken"), ("trecbench.llm",)),
     Extra("web", ("starlette", "uvicorn", "jinja2", "markupsafe", "itsdangerous", "multipart", "python_multipart"),
           ("trecbench.web",)),
     Extra("report", ("matplotlib", "jinja2", "markupsafe"), ("trecbench.report",)),

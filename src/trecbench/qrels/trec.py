@@ -2,28 +2,32 @@
 read an ir_datasets dataset's qrels (`irds:<dataset-id>`) into the same frame."""
 from __future__ import annotations
 
+import io
 import os
 import re
-from typing import TextIO, Union, cast
+from typing import BinaryIO, Callable, Iterator, TextIO, Union, cast
 
 import numpy as np
 import pandas as pd
 
-from trecbench.files.columns import Ids, has_repeats, split_fields
+from trecbench.files.columns import Ids, has_repeats, open_plain, split_fields
 from trecbench.files.output import open_output
 from trecbench.files.irds import is_irds, iter_qrels
 from trecbench.files.trec import (
+    Fields,
     PathLike,
     check_ids,
     fast_table,
+    file_shape,
     has_duplicate_pairs,
     numbered_fields,
     object_column,
     quoted,
     read_bytes,
+    streamed_fields,
     strict_ints,
 )
-from trecbench.errors import InputError, Problem
+from trecbench.errors import InputError, Problem, ProblemList
 
 QRELS_FORMAT = "qid iteration docid grade"
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -36,36 +40,68 @@ def read_qrels(path: PathLike) -> pd.DataFrame:
     Lines whose first non-blank character is `#` are comments; `#` elsewhere is part of a field
     (MS MARCO v2.1 segment ids contain it). Grades may be negative (-1: pooled, not judged).
     `path` may also be `irds:<dataset-id>`: that ir_datasets dataset's qrels, `path` in attrs.
-    Raises InputError listing every problem, each as `path:line: what is wrong`.
+    Raises InputError listing every problem, each as `path:line: what is wrong`; when every line is a
+    run line, the error's `looks_like` is "run" (files given in the wrong order).
     """
-    frame, problems = check_qrels(path)
+    if is_irds(path):
+        frame, problems = _irds_qrels(str(path))
+        if problems:
+            raise InputError.of(problems)
+        assert frame is not None
+        return frame
+    data = read_bytes(path)
+    frame, problems = _qrels_of(data, str(path))
     if problems:
-        raise InputError.of(problems)
+        raise InputError.of(problems, looks_like="run" if file_shape(data, str(path)) == "run" else "")
     assert frame is not None
     return frame
 
 
-def check_qrels(path: PathLike) -> tuple[pd.DataFrame | None, list[Problem]]:
-    """Read and validate in one pass: the qrels (None if there is any problem) and every problem.
+def _qrels_of(data: bytes, path: str) -> tuple[pd.DataFrame | None, list[Problem]]:
+    frame = _columns_qrels(data, path)
+    if frame is None:
+        frame = _fast_qrels(data, path)
+    if frame is not None:
+        return frame, []
+    return _scan_qrels(data, path)
 
+
+def check_qrels(path: PathLike) -> tuple[pd.DataFrame | None, list[Problem]]:
+    """Validate and read: the qrels (None if there is any problem) and every problem.
+
+    Streams, as `runs.check_run` does: a clean file is split into columns a block at a time (ids as Arrow
+    strings); any other file is checked line by line keeping only the current topic's docids (every docid
+    when a topic's lines are not together) and the first errors.KEPT problems, the rest counted in a last
+    `N more problems not listed`; a file with no problem that is not clean is then read by `read_qrels`.
     For `irds:<dataset-id>` a problem's line is the record's position among the dataset's qrels.
     """
     if is_irds(path):
         return _irds_qrels(str(path))
+    name = str(path)
     try:
-        data = read_bytes(path)
+        source = open_plain(path)
+        data = None
+        if source is None:  # standard input, gzip, a byte order mark: their text is read whole
+            data = read_bytes(path)
+            frame = _clean_qrels(io.BytesIO(data), name)
+        else:
+            with source:
+                frame = _clean_qrels(source, name)
+        if frame is not None:
+            return frame, []
+        text = data
+        problems = _qrels_problems(lambda: streamed_fields(path, comments=True) if text is None
+                                   else numbered_fields(text, name, comments=True), name)
+        if problems:
+            return None, problems
+        return _qrels_of(read_bytes(path) if data is None else data, name)
     except InputError as e:
         return None, e.problems
-    frame = _columns_qrels(data, str(path))
-    if frame is None:
-        frame = _fast_qrels(data, str(path))
-    if frame is not None:
-        return frame, []
-    return _scan_qrels(data, str(path))
 
 
 def validate_qrels(path: PathLike) -> list[Problem]:
-    """Every problem in a qrels file, in line order; an empty list means the file is clean."""
+    """Every problem in a qrels file, in line order (at most errors.KEPT, then how many more); an empty list
+    means the file is clean."""
     return check_qrels(path)[1]
 
 
@@ -147,6 +183,78 @@ def _fast_qrels(data: bytes, path: str) -> pd.DataFrame | None:
     return frame
 
 
+def _clean_qrels(source: BinaryIO, path: str) -> pd.DataFrame | None:
+    """`_columns_qrels` of an open file, a block at a time, ids as Arrow strings: the qrels of a clean file, else None."""
+    cols = split_fields(source, 4, ids=(0, 1, 2), ints=(3,), comments=True)
+    if cols is None:
+        return None
+    if has_repeats(cast(Ids, cols[0]), cast(Ids, cols[2])):
+        return None
+    frame = pd.DataFrame({"query_id": cast(Ids, cols.pop(0)).to_pandas()})  # each column's words freed once converted
+    frame["iteration"] = cast(Ids, cols.pop(1)).to_pandas()
+    frame["doc_id"] = cast(Ids, cols.pop(2)).to_pandas()
+    frame["relevance"] = cols.pop(3)
+    frame.attrs["path"] = path
+    return frame
+
+
+class _TopicReturns(Exception):
+    """A topic's lines are not all together: a docid's first line must then be looked up in the whole file."""
+
+
+def _qrels_problems(lines: Callable[[], Iterator[Fields | Problem]], path: str) -> list[Problem]:
+    """`_scan_qrels`'s problems, in its order and words, with memory bounded by the problems kept."""
+    try:
+        return _streamed_qrels_problems(lines(), path, grouped=True)
+    except _TopicReturns:
+        return _streamed_qrels_problems(lines(), path, grouped=False)
+
+
+def _streamed_qrels_problems(lines: Iterator[Fields | Problem], path: str, *, grouped: bool) -> list[Problem]:
+    """With `grouped`, only the current topic's docids are kept; _TopicReturns when an earlier topic comes back."""
+    found = ProblemList(path)
+    first_line: dict[object, int] = {}
+    topic: str | None = None
+    finished: set[str] = set()
+    count = 0
+    for item in lines:
+        if isinstance(item, Problem):
+            found.add(item.line, item.message)
+            continue
+        line, fields = item
+        count += 1
+        if len(fields) != 4:
+            n = len(fields)
+            found.add(line, f"{n} field{'s' * (n != 1)}, expected 4: {QRELS_FORMAT}")
+            continue
+        qid, _, docid, text = fields
+        why = _grade_problem(text)
+        if why:
+            found.add(line, why)
+        if grouped and qid != topic:
+            if topic is not None:
+                finished.add(topic)
+            if qid in finished:
+                raise _TopicReturns
+            topic = qid
+            first_line.clear()
+        first = first_line.setdefault(docid if grouped else (qid, docid), line)
+        if first != line:
+            found.add(line, f"docid {quoted(docid)} judged twice for topic {quoted(qid)} (first on line {first})")
+    if not count and not found:
+        found.add(0, f"empty file: no qrels lines ({QRELS_FORMAT})")
+    return found.listed()
+
+
+def _grade_problem(text: str) -> str:
+    """What is wrong with a grade field, or ""."""
+    if not _INTEGER.fullmatch(text):
+        return f"grade {quoted(text)} is not an integer"
+    if not _INT64[0] <= int(text) <= _INT64[1]:
+        return f"grade {quoted(text)} is out of range"
+    return ""
+
+
 def _scan_qrels(data: bytes, path: str) -> tuple[pd.DataFrame | None, list[Problem]]:
     """Line by line: the qrels (None if there is any problem) and every problem with its line."""
     columns: tuple[list[str], list[str], list[str]] = ([], [], [])
@@ -166,10 +274,9 @@ def _scan_qrels(data: bytes, path: str) -> tuple[pd.DataFrame | None, list[Probl
             continue
         qid, iteration, docid, text = fields
         grade = int(text) if _INTEGER.fullmatch(text) else None
-        if grade is None:
-            problems.append(Problem(path, line, f"grade {quoted(text)} is not an integer"))
-        elif not _INT64[0] <= grade <= _INT64[1]:
-            problems.append(Problem(path, line, f"grade {quoted(text)} is out of range"))
+        why = _grade_problem(text)
+        if why:
+            problems.append(Problem(path, line, why))
         first = first_line.setdefault((qid, docid), line)
         if first != line:
             message = f"docid {quoted(docid)} judged twice for topic {quoted(qid)} (first on line {first})"

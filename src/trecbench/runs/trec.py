@@ -4,13 +4,14 @@ from __future__ import annotations
 import io
 import math
 import re
-from typing import IO, Any, cast
+from typing import IO, Any, BinaryIO, Callable, Iterator, cast
 
 import numpy as np
 import pandas as pd
 
-from trecbench.files.columns import Ids, has_repeats, last_line, split_fields
+from trecbench.files.columns import Ids, has_repeats, last_line, open_plain, split_fields
 from trecbench.files.trec import (
+    Fields,
     PathLike,
     fast_table,
     has_duplicate_pairs,
@@ -18,10 +19,12 @@ from trecbench.files.trec import (
     object_column,
     quoted,
     read_bytes,
+    streamed_fields,
     strict_floats,
+    file_shape,
 )
 from trecbench.files.shapes import is_stream, stream_bytes
-from trecbench.errors import InputError, Problem
+from trecbench.errors import InputError, Problem, ProblemList
 
 RUN_FORMAT = "qid Q0 docid rank score tag"
 _EMPTY_LINE = re.compile(rb"(?m)^\r?\n")
@@ -36,38 +39,63 @@ def read_run(path: PathLike | IO[Any], *, strict: bool = False) -> pd.DataFrame:
     `df.attrs["runid"]` is the tag of the last line (the one trec_eval prints), `df.attrs["path"]` the
     path. The rank and Q0 columns are ignored. Lines whose first non-blank character is `#` are comments
     (trec_eval 10 skips them). Fields after the sixth are tolerated, as trec_eval does, unless `strict`.
-    Raises InputError listing every problem, each as `path:line: what is wrong`.
+    Raises InputError listing every problem, each as `path:line: what is wrong`; when every line is a
+    qrels line, the error's `looks_like` is "qrels" (files given in the wrong order).
     """
     if is_stream(path):
         data, where = stream_bytes(path)
     else:
         data, where = read_bytes(cast(PathLike, path)), str(path)
-    frame = _fast_run(data, where, all_columns=strict)
+    return _run_of(data, where, strict=strict)
+
+
+def _run_of(data: bytes, path: str, *, strict: bool) -> pd.DataFrame:
+    frame = _fast_run(data, path, all_columns=strict)
     if frame is not None:
         return frame
-    frame, found = _scan_run(data, where)
+    frame, found = _scan_run(data, path)
     problems = [p for p, blocks in found if blocks or strict]
     if problems:
-        raise InputError.of(problems)
+        raise InputError.of(problems, looks_like="qrels" if file_shape(data, path) == "qrels" else "")
     assert frame is not None
     return frame
 
 
 def check_run(path: PathLike) -> tuple[pd.DataFrame | None, list[Problem]]:
-    """Read and validate in one pass: the run (None if it cannot be read) and every problem, extra fields included."""
+    """Validate and read: the run (None if there is any problem) and every problem, extra fields included.
+
+    Streams, so memory does not grow with the file: a clean file (one space or tab between six fields)
+    is split into columns a block at a time, its ids kept as Arrow strings; any other file is checked
+    line by line keeping only the current topic's docids (every docid when a topic's lines are not
+    together) and the first errors.KEPT problems, the rest counted in a last `N more problems not
+    listed`. A file with no problem that is not clean is then read as `read_run(path, strict=True)`.
+    Standard input, gzip and a file with a byte order mark are read whole first (their text is kept).
+    """
+    name = str(path)
     try:
-        data = read_bytes(path)
+        source = open_plain(path)
+        data = None
+        if source is None:
+            data = read_bytes(path)
+            frame = _clean_run(io.BytesIO(data), name)
+        else:
+            with source:
+                frame = _clean_run(source, name)
+        if frame is not None:
+            return frame, []
+        text = data
+        problems = _run_problems(lambda: streamed_fields(path, comments=True) if text is None
+                                 else numbered_fields(text, name, comments=True), name)
+        if problems:
+            return None, problems
+        return _run_of(read_bytes(path) if data is None else data, name, strict=True), []
     except InputError as e:
         return None, e.problems
-    frame = _fast_run(data, str(path), all_columns=True)
-    if frame is not None:
-        return frame, []
-    frame, found = _scan_run(data, str(path))
-    return frame, [p for p, _ in found]
 
 
 def validate_run(path: PathLike) -> list[Problem]:
-    """Every problem in a run file, in line order; an empty list means the file is a clean run."""
+    """Every problem in a run file, in line order (at most errors.KEPT, then how many more); an empty list
+    means the file is a clean run."""
     return check_run(path)[1]
 
 
@@ -124,6 +152,75 @@ def _columns_run(data: bytes, path: str) -> pd.DataFrame | None:
     frame = pd.DataFrame({"query_id": qids.to_arrow().to_pandas(), "doc_id": docids.to_arrow().to_pandas(),
                           "score": cols[4]})
     return _finish(frame, runid=last_line(io.BytesIO(data)).split()[5].decode("utf-8"), path=path)
+
+
+class _TopicReturns(Exception):
+    """A topic's lines are not all together: a docid's first line must then be looked up in the whole file."""
+
+
+def _run_problems(lines: Callable[[], Iterator[Fields | Problem]], path: str) -> list[Problem]:
+    """`_scan_run`'s problems, in its order and words, with memory bounded by the problems kept."""
+    try:
+        return _streamed_run_problems(lines(), path, grouped=True)
+    except _TopicReturns:
+        return _streamed_run_problems(lines(), path, grouped=False)
+
+
+def _streamed_run_problems(lines: Iterator[Fields | Problem], path: str, *, grouped: bool) -> list[Problem]:
+    """With `grouped`, only the current topic's docids are kept; _TopicReturns when an earlier topic comes back."""
+    found = ProblemList(path)
+    first_line: dict[object, int] = {}
+    topic: str | None = None
+    finished: set[str] = set()
+    runs = 0
+    for item in lines:
+        if isinstance(item, Problem):
+            found.add(item.line, item.message)
+            continue
+        line, fields = item
+        n = len(fields)
+        if n < 6:
+            found.add(line, f"{n} field{'s' * (n != 1)}, expected 6: {RUN_FORMAT}")
+            continue
+        runs += 1
+        if n > 6:
+            found.add(line, f"{n} fields, expected 6: {RUN_FORMAT} (extra: {quoted(' '.join(fields[6:]))})")
+        qid, docid, text = fields[0], fields[2], fields[4]
+        _, why = _parse_score(text)
+        if why:
+            found.add(line, f"score {quoted(text)} {why}")
+        if grouped and qid != topic:
+            if topic is not None:
+                finished.add(topic)
+            if qid in finished:
+                raise _TopicReturns
+            topic = qid
+            first_line.clear()
+        first = first_line.setdefault(docid if grouped else (qid, docid), line)
+        if first != line:
+            found.add(line, f"docid {quoted(docid)} appears twice in topic {quoted(qid)} (first on line {first})")
+    if not runs and not found:
+        found.add(0, f"empty file: no run lines ({RUN_FORMAT})")
+    return found.listed()
+
+
+def _clean_run(source: BinaryIO, path: str) -> pd.DataFrame | None:
+    """`_columns_run` of an open file, a block at a time: the run of a clean file, else None."""
+    end = source.seek(0, 2)
+    if end:
+        source.seek(end - 1)
+        if source.read(1) == b"\r":  # a last line ending in a lone carriage return: the exact reader decides
+            return None
+    source.seek(0)
+    cols = split_fields(source, 6, ids=(0, 2), floats=(4,), comments=True)
+    if cols is None:
+        return None
+    if has_repeats(cast(Ids, cols[0]), cast(Ids, cols[2])):
+        return None
+    frame = pd.DataFrame({"query_id": cast(Ids, cols.pop(0)).to_pandas()})  # each column's words freed once converted
+    frame["doc_id"] = cast(Ids, cols.pop(2)).to_pandas()
+    frame["score"] = cols.pop(4)
+    return _finish(frame, runid=last_line(source).split()[5].decode("utf-8"), path=path)
 
 
 def _scan_run(data: bytes, path: str) -> tuple[pd.DataFrame | None, list[tuple[Problem, bool]]]:

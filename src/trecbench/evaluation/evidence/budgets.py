@@ -55,7 +55,9 @@ def tokenizer(name: str) -> Callable[[str], int]:
     try:
         import tiktoken
     except ImportError:
-        raise ValueError(f"tokenizer {name!r} needs tiktoken (pip install tiktoken); or use {WHITESPACE!r}") from None
+        from trecbench.helpers.extras import install_command
+
+        raise ValueError(f"tokenizer {name!r} needs tiktoken ({install_command('models')}); or use {WHITESPACE!r}") from None
     if name not in tiktoken.list_encoding_names():
         raise ValueError(f"unknown tokenizer {name!r}: {WHITESPACE!r} or a tiktoken encoding "
                          f"({', '.join(tiktoken.list_encoding_names())})")

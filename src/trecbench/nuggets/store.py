@@ -227,37 +227,18 @@ class NuggetStore:
         alternative the nugget does not have.
         """
         check_author(author)
-        given = [str(d).strip() for d in docids]
-        marks = list(spans) if spans is not None else [None] * len(given)
-        if len(marks) != len(given):
-            raise ValueError(f"{len(marks)} span(s) given for {len(given)} document(s)")
-        wanted = list({(d, m): (d, m) for d, m in zip(given, marks) if d}.values())
-        if not wanted:
-            raise ValueError("link needs at least one docid")
+        wanted = _wanted(docids, spans)
         group = tuple(self._linker.span_link(d, m[0], m[1], strict=True) if m is not None
                       else Link(d, self._linker.hash_of(d, strict=True)) for d, m in wanted)
         with self.ws.transaction() as c:
             current = live_nugget(c, nugget_id)
-            support = list(current.support)
-            if alternative is not None:
-                if not 0 <= alternative < len(support):
-                    raise IndexError(f"nugget {nugget_id} has {len(support)} support alternative(s), "
-                                     f"no number {alternative}")
-                keys = {x.key for x in group}
-                group = tuple(x for x in support[alternative] if x.key not in keys) + group
-                support[alternative] = group
-            else:
-                same = [i for i, g in enumerate(support) if {x.key for x in g} == {x.key for x in group}]
-                if same:
-                    support[same[0]] = group
-                else:
-                    support.append(group)
+            support = _placed(current, group, alternative)
             detail: dict[str, Any] = {"docids": [d for d, _ in wanted]}
             if any(m is not None for _, m in wanted):
                 detail["spans"] = [list(m) if m is not None else None for _, m in wanted]
             if alternative is not None:
                 detail["alternative"] = alternative
-            return update(c, nugget_id, {"support": tuple(support)}, author, "link", detail)
+            return update(c, nugget_id, {"support": support}, author, "link", detail)
 
     def alternative_of(self, nugget_id: str, docid: str) -> int:
         """The number (0-based) of the nugget's first support alternative that links `docid`; ValueError if none."""
@@ -395,6 +376,38 @@ class NuggetStore:
                 continue
             texts |= {same_text(snap["text"]) for _, snap, _ in steps if snap.get("text")}
         return machine, texts
+
+
+def _wanted(docids: list[str], spans: Sequence[tuple[int, int] | None] | None) -> list[tuple[str, Any]]:
+    """(docid, span or None) of each document to link, blanks left out and each once; ValueError when there
+    is none or `spans` is not as long as `docids`."""
+    given = [str(d).strip() for d in docids]
+    marks = list(spans) if spans is not None else [None] * len(given)
+    if len(marks) != len(given):
+        raise ValueError(f"{len(marks)} span(s) given for {len(given)} document(s)")
+    wanted = list({(d, m): (d, m) for d, m in zip(given, marks) if d}.values())
+    if not wanted:
+        raise ValueError("link needs at least one docid")
+    return wanted
+
+
+def _placed(current: StoredNugget, group: tuple[Link, ...], alternative: int | None) -> Alternatives:
+    """The nugget's support with `group` added: joined to alternative number `alternative`, else as a new
+    alternative (replacing one with the same links: their hashes refreshed). IndexError for an alternative
+    the nugget does not have."""
+    support = list(current.support)
+    if alternative is not None:
+        if not 0 <= alternative < len(support):
+            raise IndexError(f"nugget {current.id} has {len(support)} support alternative(s), no number {alternative}")
+        keys = {x.key for x in group}
+        support[alternative] = tuple(x for x in support[alternative] if x.key not in keys) + group
+        return tuple(support)
+    same = [i for i, g in enumerate(support) if {x.key for x in g} == {x.key for x in group}]
+    if same:
+        support[same[0]] = group
+    else:
+        support.append(group)
+    return tuple(support)
 
 
 def workspace_nuggets(ws: WorkspaceLike, *, approved_only: bool = False) -> list[TopicNuggets]:

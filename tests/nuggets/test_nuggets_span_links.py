@@ -284,3 +284,32 @@ def test_a_workspace_of_the_schema_before_spans_upgrades_and_keeps_its_links(ben
     assert store.link(nid, ["a2"], spans=[(0, 5)], author="ann").support[1][0].span_hash == sha("Tests")
     assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert (db.parent / f"bench.sqlite.v{len(MIGRATIONS) - 1}.bak").is_file()
+
+
+def test_importing_a_span_its_passage_cannot_hold_is_an_input_error_and_imports_nothing(bench, tmp_path, cli_run):
+    store, nid = add(bench)
+    bad = write_lines(tmp_path / "bad.jsonl", [{"qid": "t1", "nuggets": [
+        {"text": "x", "support": [["a1"]]},
+        {"text": "y", "support": [["a3"]], "spans": [[{"start": 5, "end": 999}]]}]}])
+    result = cli_run("nuggets", "import", bad, "-w", bench)
+    assert result.exit_code == 2
+    assert f"{bad}: span 5:999 ends after the text of 'a3' (27 characters); nothing was imported" in result.stderr
+    assert [n.id for n in store.topic("t1")] == [nid]
+
+
+def test_eval_evidence_scores_a_workspaces_span_links_on_another_chunking_from_the_cli(bench, files, tmp_path,
+                                                                                       cli_run):
+    span_evidence(bench)
+    run = tmp_path / "c2.run"
+    run.write_text("t1 Q0 c2 1 1 sys\n")
+    result = cli_run("eval", "evidence", "-w", bench, "--contexts", run, "--corpus-spans", files["b"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["run", "EvidenceRecall@10", "CompleteEvidence@10", "IDRecall@10"]
+    assert lines[1].split()[:3] == ["sys", "0.5000", "0.0000"]  # the span is in c2, the whole of a3 is not
+    exported = tmp_path / "nuggets.jsonl"
+    assert cli_run("nuggets", "export", "-w", bench, "-o", exported).exit_code == 0
+    result = cli_run("eval", "evidence", "--nuggets", exported, "--evidence-spans", files["a"], "--contexts", run,
+                     "--corpus-spans", files["b"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1].split()[:3] == ["sys", "0.5000", "0.0000"]  # the file keeps the span

@@ -96,6 +96,8 @@ def test_a_selected_span_is_added_as_an_alternative_and_another_as_a_joint_sourc
     assert group[0].doc_hash is not None and group[0].span_hash is not None
     topic = client.get("/nuggets/1").text
     assert f'[{start}:{start + 9}]</span>' in topic and "mark evidence in the whole corpus" in topic
+    history = html.unescape(client.get(f"/nuggets/1/{nugget(bench).id}/history").text)
+    assert f"[w1[{start}:{start + 9}]]" in history and f"[w1[{start}:{start + 9}] + w2]" in history
 
 
 def test_the_selected_text_wins_over_offsets_a_browser_counted_differently_and_blanks_are_trimmed(bench, client):

@@ -245,9 +245,14 @@ def import_(file, workspace, dry_run, author) -> None:
     from trecbench.nuggets.store import NuggetStore
     from trecbench.store import Workspace
 
+    from trecbench.errors import InputError
+
     ws = Workspace(workspace)
     topics = read_nuggets(file)
-    report = NuggetStore(ws).import_topics(topics, author=author or f"import:{Path(file).name}", dry_run=dry_run)
+    try:
+        report = NuggetStore(ws).import_topics(topics, author=author or f"import:{Path(file).name}", dry_run=dry_run)
+    except ValueError as e:  # a span link the corpus's passage cannot hold: nothing was imported
+        raise InputError(str(file), 0, f"{e}; nothing was imported") from None
     for line in report.lines:
         click.echo(line)
     for warning in report.warnings:

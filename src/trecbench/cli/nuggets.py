@@ -114,12 +114,13 @@ def _summary(report, drafter: str) -> None:
 def list_(workspace, only) -> None:
     """Print each topic's nuggets in order: id, importance, status, origin, text and supporting documents.
 
-    Support reads `[d1 | d2+d3]`: d1 alone, or d2 and d3 together.
+    Support reads `[d1 | d2+d3]`: d1 alone, or d2 and d3 together; `d4[10:52]` is characters 10-52 of d4.
 
     \b
     Example:
       trecbench nuggets list -w mybench --topic t1
     """
+    from trecbench.nuggets.model import support_label
     from trecbench.nuggets.store import NuggetStore
     from trecbench.store import Workspace
 
@@ -133,10 +134,59 @@ def list_(workspace, only) -> None:
         click.echo(f"{qid}: {len(items)} nuggets, {vital} vital, {approved} approved"
                    + (f" - {store.query(qid)}" if store.query(qid) else ""))
         for n in items:
-            support = " | ".join("+".join(link.docid for link in g) for g in n.support)
+            support = " | ".join("+".join(support_label(link.as_support()) for link in g) for g in n.support)
             click.echo(f"  {n.id}\t{n.importance}\t{n.status}\t{n.origin}\t{n.text}" + (f"\t[{support}]" if support else ""))
     if not wanted:
         click.echo("no nuggets yet: `trecbench nuggets draft` or `trecbench nuggets import`", err=True)
+
+
+@nuggets.command("link")
+@workspace_option
+@click.option("--topic", "qid", required=True, help="The nugget's topic.")
+@click.option("--nugget", "nugget_id", required=True, help="The nugget's id (`nuggets list` shows them).")
+@click.argument("docid")
+@click.option("--span", default=None, metavar="START:END",
+              help="Only characters START to END of the passage's text are the evidence (a sentence, a table row).")
+@click.option("--joint-with", default=None, metavar="DOCID",
+              help="Add it to the nugget's alternative that has DOCID (both needed), not as a new alternative.")
+@click.option("--author", default="cli", show_default=True, help="Who the link is recorded as.")
+def link(workspace, qid, nugget_id, docid, span, joint_with, author) -> None:
+    """Mark DOCID (or a span of it) as evidence of a nugget: a new alternative, or a joint source.
+
+    No pool is needed: any passage of the workspace's corpus can be linked. A link records the hash of
+    the passage's text; a span link its characters, their place in the source document (when the corpus
+    has source spans) and the hash of the span's text, so `eval evidence` on another chunking and
+    `corpus update` follow the span, not the whole passage. The change is a version in the nugget's history.
+
+    \b
+    Example:
+      trecbench nuggets link -w mybench --topic t1 --nugget t1-n3 HB-SEC-03 --span 120:188
+      trecbench nuggets link -w mybench --topic t1 --nugget t1-n3 HB-SEC-04 --joint-with HB-SEC-03
+    """
+    from trecbench.nuggets.model import support_label
+    from trecbench.nuggets.store import NuggetStore
+    from trecbench.store import Workspace
+
+    store = NuggetStore(Workspace(workspace))
+    marks = [_span_option(span)] if span is not None else None
+    try:
+        if store.get(nugget_id).qid != qid:
+            raise click.UsageError(f"nugget {nugget_id} is not a nugget of topic {qid!r}")
+        alternative = store.alternative_of(nugget_id, joint_with) if joint_with is not None else None
+        nugget = store.link(nugget_id, [docid], author=author, spans=marks, alternative=alternative)
+    except KeyError:
+        raise click.UsageError(f"topic {qid!r} has no nugget {nugget_id!r}") from None
+    except (ValueError, IndexError) as e:
+        raise click.UsageError(str(e)) from None
+    support = " | ".join("+".join(support_label(x.as_support()) for x in g) for g in nugget.support)
+    click.echo(f"{nugget.id}\t[{support}]")
+
+
+def _span_option(value: str) -> tuple[int, int]:
+    start, sep, end = value.partition(":")
+    if not sep or not start.strip().isdigit() or not end.strip().isdigit() or int(start) >= int(end):
+        raise click.BadParameter(f"{value!r} is not START:END with START < END", param_hint="--span")
+    return int(start), int(end)
 
 
 @nuggets.command("export")
@@ -195,9 +245,14 @@ def import_(file, workspace, dry_run, author) -> None:
     from trecbench.nuggets.store import NuggetStore
     from trecbench.store import Workspace
 
+    from trecbench.errors import InputError
+
     ws = Workspace(workspace)
     topics = read_nuggets(file)
-    report = NuggetStore(ws).import_topics(topics, author=author or f"import:{Path(file).name}", dry_run=dry_run)
+    try:
+        report = NuggetStore(ws).import_topics(topics, author=author or f"import:{Path(file).name}", dry_run=dry_run)
+    except ValueError as e:  # a span link the corpus's passage cannot hold: nothing was imported
+        raise InputError(str(file), 0, f"{e}; nothing was imported") from None
     for line in report.lines:
         click.echo(line)
     for warning in report.warnings:

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from trecbench.nuggets.changes import delete, insert, live_nugget, log, new_id, place, write
 from trecbench.nuggets.links import DocumentLinks
-from trecbench.nuggets.model import Nugget, TopicNuggets, normalise_support
+from trecbench.nuggets.model import Nugget, TopicNuggets, link_key, normalise_support, support_label
 from trecbench.nuggets.records import ImportReport, StoredNugget, check_author, same_text, stored_nugget, support_json
 from trecbench.store import nuggets as queries
 from trecbench.store.workspace import Workspace, now
@@ -176,8 +176,8 @@ def differences(links: DocumentLinks, n: StoredNugget, f: Nugget) -> tuple[dict[
             changes[key] = getattr(f, key)
             what.append(f"{key} {getattr(n, key)} -> {getattr(f, key)}")
     support = normalise_support(f.support)
-    had = tuple(tuple(x.docid for x in group) for group in n.support)
-    if had != support:
+    had = tuple(tuple(x.as_support() for x in group) for group in n.support)
+    if [[link_key(d) for d in g] for g in had] != [[link_key(d) for d in g] for g in support]:
         changes["support"] = links.links(support, keep=n.support)
         what.append(f"support {_support_text(had)} -> {_support_text(support)}")
     if n.extra != f.extra:
@@ -221,7 +221,7 @@ def _revive(c: sqlite3.Connection, links: DocumentLinks, old: StoredNugget, f: N
 
 
 def _support_text(support: tuple[tuple[str, ...], ...]) -> str:
-    return "[" + " | ".join("+".join(g) for g in support) + "]"
+    return "[" + " | ".join("+".join(support_label(d) for d in g) for g in support) + "]"
 
 
 def _short(text: str, limit: int = 80) -> str:

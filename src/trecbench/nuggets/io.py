@@ -2,7 +2,11 @@
 
 One JSON line per topic:
 
-- ours: `{qid, query, nuggets: [{id, text, importance, support: [[docid, ...], ...], status, origin}]}`
+- ours: `{qid, query, nuggets: [{id, text, importance, support: [[docid, ...], ...], status, origin}]}`, and
+  `spans` beside `support` when a supporting document is a span of its passage: the same lists, an entry per
+  document, null for a whole passage, else `{start, end}` (characters of the passage's text) with, when
+  known, `source_id`, `start_char`, `end_char` (the span in its source document) and `hash` (sha256 of the
+  span's text); a file without `spans` reads as before
 - AutoNuggetizer (create output): `{qid, query, nuggets: [{text, importance}]}`
 - TREC RAG 2025: `{qid, nuggets: [{text, mapped_sub_narrative, importance, source}]}`
 
@@ -19,10 +23,13 @@ from typing import Any, Iterable, TextIO, Union
 from trecbench.files.lines import iter_json_objects, json_id
 from trecbench.files.output import write_output
 from trecbench.errors import Problem, checked
-from trecbench.nuggets.model import IMPORTANCE, ORIGIN, STATUS, Nugget, TopicNuggets, normalise_support
+from trecbench.nuggets.model import (IMPORTANCE, ORIGIN, STATUS, Nugget, SourceSpan, SpanLink, TopicNuggets,
+                                     normalise_support)
 
 PathLike = Union[str, Path]
-_KNOWN = {"id", "text", "importance", "support", "status", "origin"}
+_KNOWN = {"id", "text", "importance", "support", "status", "origin", "spans"}
+_SPANS_SHAPE = ("'spans' must be lists beside 'support' (one entry per document): null for a whole passage or "
+                "{\"start\": S, \"end\": E} with 0 <= S < E")
 
 
 def read_nuggets(path: PathLike) -> list[TopicNuggets]:
@@ -100,6 +107,9 @@ def _nugget(qid: str, n: int, item: Any) -> tuple[Nugget | None, str]:
     if not isinstance(support, list) or not all(
             isinstance(g, list) and all(isinstance(d, str) and d for d in g) for g in support):
         return None, "'support' must be a list of lists of docids, e.g. [[\"d1\"], [\"d2\", \"d3\"]]"
+    support, why = _with_spans(support, item.get("spans"))
+    if why:
+        return None, why
     nid = item.get("id")
     if nid is None:
         nid = f"{qid}-{n}"
@@ -108,6 +118,48 @@ def _nugget(qid: str, n: int, item: Any) -> tuple[Nugget | None, str]:
     extra = {k: v for k, v in item.items() if k not in _KNOWN}
     return Nugget(str(nid).strip(), qid, text.strip(), importance, normalise_support(support), status, origin,
                   extra), ""
+
+
+def _with_spans(support: list, spans: Any) -> tuple[list, str]:
+    """The support with each document that has a span entry as a `SpanLink`, or what is wrong with `spans`."""
+    if spans is None:
+        return support, ""
+    if not isinstance(spans, list) or len(spans) != len(support) or not all(
+            isinstance(m, list) and len(m) == len(g) for m, g in zip(spans, support)):
+        return support, _SPANS_SHAPE
+    out = []
+    for group, marks in zip(support, spans):
+        docs = []
+        for docid, mark in zip(group, marks):
+            if mark is None:
+                docs.append(docid)
+                continue
+            link = _span_link(docid, mark)
+            if link is None:
+                return support, f"{_SPANS_SHAPE} (document {docid!r})"
+            docs.append(link)
+        out.append(docs)
+    return out, ""
+
+
+def _span_link(docid: str, mark: Any) -> SpanLink | None:
+    if not isinstance(mark, dict):
+        return None
+    start, end = _integer(mark.get("start")), _integer(mark.get("end"))
+    if start is None or end is None or not 0 <= start < end:
+        return None
+    source = None
+    if mark.get("source_id") is not None:
+        first, last = _integer(mark.get("start_char")), _integer(mark.get("end_char"))
+        if not isinstance(mark["source_id"], str) or first is None or last is None:
+            return None
+        source = SourceSpan(mark["source_id"], first, last)
+    digest = mark.get("hash")
+    return SpanLink(docid, start, end, source, digest if isinstance(digest, str) else None)
+
+
+def _integer(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def write_nuggets(topics: Iterable[TopicNuggets], out: PathLike | TextIO) -> None:

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from trecbench.nuggets.model import IMPORTANCE, Nugget
+from trecbench.nuggets.model import IMPORTANCE, Nugget, SourceSpan, SpanLink
 
 __all__ = ["Link", "Alternatives", "StoredNugget", "Version", "ImportReport", "LinkProblem", "stored_nugget",
            "snapshot", "support_json", "check_author", "clean_text", "check_importance", "check_choice",
@@ -19,10 +19,49 @@ __all__ = ["Link", "Alternatives", "StoredNugget", "Version", "ImportReport", "L
 
 @dataclass(frozen=True)
 class Link:
-    """One document of a support group, with the sha256 of its text when the link was made (None: unknown)."""
+    """One document of a support group, with the sha256 of its text when the link was made (None: unknown).
+
+    A span link names characters `start`-`end` of the passage's text as the evidence (a sentence, a table
+    row), with where they are in the passage's source document (`source`, when the passage has a source
+    span) and the sha256 of the span's text (`span_hash`); a whole-passage link has none of these.
+    """
 
     docid: str
     doc_hash: str | None
+    start: int | None = None
+    end: int | None = None
+    source: SourceSpan | None = None
+    span_hash: str | None = None
+
+    @property
+    def key(self) -> tuple[str, int | None, int | None]:
+        """What tells two links of a nugget apart: the docid and, for a span link, its characters."""
+        return (self.docid, self.start, self.end)
+
+    @property
+    def is_span(self) -> bool:
+        return self.start is not None
+
+    def as_support(self) -> str:
+        """The link as the nugget model's supporting document: the docid, or a `SpanLink`."""
+        if self.start is None or self.end is None:
+            return self.docid
+        return SpanLink(self.docid, self.start, self.end, self.source, self.span_hash)
+
+    def as_json(self) -> dict[str, Any]:
+        """The link as `support_json` stores it (the span's fields only for a span link)."""
+        out: dict[str, Any] = {"docid": self.docid, "doc_hash": self.doc_hash}
+        if self.start is not None:
+            out.update(start=self.start, end=self.end, span_hash=self.span_hash)
+            if self.source is not None:
+                out.update(source_id=self.source.source_id, start_char=self.source.start, end_char=self.source.end)
+        return out
+
+    @classmethod
+    def from_json(cls, x: dict[str, Any]) -> "Link":
+        """The link `as_json` stored (a link stored before spans existed is a whole-passage link)."""
+        source = SourceSpan(x["source_id"], x["start_char"], x["end_char"]) if x.get("source_id") is not None else None
+        return cls(x["docid"], x.get("doc_hash"), x.get("start"), x.get("end"), source, x.get("span_hash"))
 
 
 Alternatives = tuple[tuple[Link, ...], ...]
@@ -48,7 +87,7 @@ class StoredNugget:
     def as_nugget(self) -> Nugget:
         """The model's Nugget (support as docids)."""
         return Nugget(self.id, self.qid, self.text, self.importance,
-                      tuple(tuple(link.docid for link in group) for group in self.support),
+                      tuple(tuple(link.as_support() for link in group) for group in self.support),
                       self.status, self.origin, dict(self.extra))
 
 
@@ -101,7 +140,7 @@ def stored_nugget(row: tuple) -> StoredNugget:
     """The record of a row of `trecbench.store.nuggets` (its columns `NUGGET_COLUMNS`)."""
     (nid, qid, text, importance, status, origin, position, version, support_text, updated_by, updated_at,
      extra_json, _deleted) = row
-    support = tuple(tuple(Link(x["docid"], x.get("doc_hash")) for x in group) for group in json.loads(support_text))
+    support = tuple(tuple(Link.from_json(x) for x in group) for group in json.loads(support_text))
     return StoredNugget(nid, qid, text, importance, status, origin, position, version, support, updated_by,
                         updated_at, json.loads(extra_json))
 
@@ -115,9 +154,9 @@ def snapshot(row: tuple) -> dict:
 
 
 def support_json(support: Alternatives) -> str:
-    """Support as the store keeps it: a list of groups, each a list of {docid, doc_hash}."""
-    return json.dumps([[{"docid": x.docid, "doc_hash": x.doc_hash} for x in group] for group in support],
-                      ensure_ascii=False)
+    """Support as the store keeps it: a list of groups, each a list of {docid, doc_hash} (a span link adds
+    start, end, span_hash and, when known, source_id, start_char, end_char)."""
+    return json.dumps([[x.as_json() for x in group] for group in support], ensure_ascii=False)
 
 
 # ---- checks of what is stored -------------------------------------------------------------------------------

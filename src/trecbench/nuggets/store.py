@@ -158,7 +158,7 @@ class NuggetStore:
             support: list[tuple[Link, ...]] = []
             for p in parts:
                 for group in p.support:
-                    if {x.docid for x in group} not in [{x.docid for x in g} for g in support]:
+                    if {x.key for x in group} not in [{x.key for x in g} for g in support]:
                         support.append(group)
             state = {"qid": first.qid, "text": clean_text(text) if text is not None else "; ".join(p.text for p in parts),
                      "importance": "vital" if any(p.importance == "vital" for p in parts) else "okay",
@@ -213,27 +213,39 @@ class NuggetStore:
                     write(c, before[nid], {}, author, "reorder", {"from_position": before[nid].position,
                                                                         "to_position": index})
 
-    def link(self, nugget_id: str, docids: list[str], *, author: str) -> StoredNugget:
-        """Add one alternative: a joint group of all `docids` (one docid: a single-document alternative).
+    def link(self, nugget_id: str, docids: list[str], *, author: str,
+             spans: Sequence[tuple[int, int] | None] | None = None, alternative: int | None = None) -> StoredNugget:
+        """Add one alternative: a joint group of all `docids` (one docid: a single-document alternative); with
+        `alternative` (0-based), add them to that alternative instead (joint sources: all are needed).
 
-        Each link records the hash of the document's current text. Linking a group the nugget already has
-        refreshes its hashes (how a person confirms a link `trecbench check` reported as changed).
-        Raises ValueError if the workspace's corpus lacks a document.
+        `spans`, beside `docids`, makes a link a span of its passage: (start, end) characters of its text
+        (None: the whole passage). Each link records the hash of the document's current text, a span link the
+        hash of the span's text and its place in the source document too (`DocumentLinks.span_link`).
+        Linking a group the nugget already has refreshes its hashes (how a person confirms a link
+        `trecbench check` reported as changed). Raises ValueError if the workspace's corpus lacks a document,
+        for a span outside its text and when `spans` is not as long as `docids`; IndexError for an
+        alternative the nugget does not have.
         """
         check_author(author)
-        docs = list(dict.fromkeys(str(d).strip() for d in docids if str(d).strip()))
-        if not docs:
-            raise ValueError("link needs at least one docid")
-        group = tuple(Link(d, self._linker.hash_of(d, strict=True)) for d in docs)
+        wanted = _wanted(docids, spans)
+        group = tuple(self._linker.span_link(d, m[0], m[1], strict=True) if m is not None
+                      else Link(d, self._linker.hash_of(d, strict=True)) for d, m in wanted)
         with self.ws.transaction() as c:
             current = live_nugget(c, nugget_id)
-            support = list(current.support)
-            same = [i for i, g in enumerate(support) if {x.docid for x in g} == set(docs)]
-            if same:
-                support[same[0]] = group
-            else:
-                support.append(group)
-            return update(c, nugget_id, {"support": tuple(support)}, author, "link", {"docids": docs})
+            support = _placed(current, group, alternative)
+            detail: dict[str, Any] = {"docids": [d for d, _ in wanted]}
+            if any(m is not None for _, m in wanted):
+                detail["spans"] = [list(m) if m is not None else None for _, m in wanted]
+            if alternative is not None:
+                detail["alternative"] = alternative
+            return update(c, nugget_id, {"support": support}, author, "link", detail)
+
+    def alternative_of(self, nugget_id: str, docid: str) -> int:
+        """The number (0-based) of the nugget's first support alternative that links `docid`; ValueError if none."""
+        for i, group in enumerate(self.get(nugget_id).support):
+            if any(x.docid == docid for x in group):
+                return i
+        raise ValueError(f"nugget {nugget_id} has no support alternative with {docid!r}")
 
     def unlink(self, nugget_id: str, alternative: int, *, author: str) -> StoredNugget:
         """Remove support alternative number `alternative` (0-based); IndexError if there is none."""
@@ -364,6 +376,38 @@ class NuggetStore:
                 continue
             texts |= {same_text(snap["text"]) for _, snap, _ in steps if snap.get("text")}
         return machine, texts
+
+
+def _wanted(docids: list[str], spans: Sequence[tuple[int, int] | None] | None) -> list[tuple[str, Any]]:
+    """(docid, span or None) of each document to link, blanks left out and each once; ValueError when there
+    is none or `spans` is not as long as `docids`."""
+    given = [str(d).strip() for d in docids]
+    marks = list(spans) if spans is not None else [None] * len(given)
+    if len(marks) != len(given):
+        raise ValueError(f"{len(marks)} span(s) given for {len(given)} document(s)")
+    wanted = list({(d, m): (d, m) for d, m in zip(given, marks) if d}.values())
+    if not wanted:
+        raise ValueError("link needs at least one docid")
+    return wanted
+
+
+def _placed(current: StoredNugget, group: tuple[Link, ...], alternative: int | None) -> Alternatives:
+    """The nugget's support with `group` added: joined to alternative number `alternative`, else as a new
+    alternative (replacing one with the same links: their hashes refreshed). IndexError for an alternative
+    the nugget does not have."""
+    support = list(current.support)
+    if alternative is not None:
+        if not 0 <= alternative < len(support):
+            raise IndexError(f"nugget {current.id} has {len(support)} support alternative(s), no number {alternative}")
+        keys = {x.key for x in group}
+        support[alternative] = tuple(x for x in support[alternative] if x.key not in keys) + group
+        return tuple(support)
+    same = [i for i, g in enumerate(support) if {x.key for x in g} == {x.key for x in group}]
+    if same:
+        support[same[0]] = group
+    else:
+        support.append(group)
+    return tuple(support)
 
 
 def workspace_nuggets(ws: WorkspaceLike, *, approved_only: bool = False) -> list[TopicNuggets]:

@@ -198,6 +198,13 @@ MIGRATIONS: list[str] = [
     ALTER TABLE judgments ADD COLUMN copied_from INTEGER REFERENCES judgments(id);
     ALTER TABLE judgments ADD COLUMN flag TEXT;   -- 'may be cut': a copy to one passage of a split group
     """,
+    # 7: a nugget's link may be a span of its passage: a link of support_json (and of the versions' snapshots)
+    #    may hold start, end (characters of the passage's text), span_hash (sha256 of those characters) and,
+    #    when the passage has a source span, source_id, start_char, end_char. Links live in that JSON column,
+    #    so no table changes; the number is what makes a trecbench from before spans, which would drop them
+    #    on its next write of the nugget, refuse the database instead of reading it
+    """
+    """,
 ]
 
 

@@ -14,6 +14,12 @@ the current version is accounted for, none dropped.
   passages that overlap where the text most likely is now (`trecbench.versions.locate`), with a word diff.
 - retired: the source is gone (or, for a passage without a span, its docid): listed.
 
+A link that is a span of its passage (a sentence an expert marked) is carried by the span, not the passage:
+its passage unchanged, carried; else its characters are looked for in the new source like a passage's, so
+a span inside one new passage is mapped to it (new characters of the new passage), a span the new chunking
+cuts becomes a joint group of its pieces, and a span whose text changed is queued. Its `ref` is
+`nugget#alternative@start:end`.
+
 Stored judgments and nugget versions are never overwritten: copies and new link versions are added.
 """
 from __future__ import annotations
@@ -57,6 +63,7 @@ class Ref:
     docid: str
     passage: PassageRow | None
     grade: int | None = None
+    within: tuple[int, int] | None = None  # a span link's characters of the passage's text
 
 
 @dataclass(frozen=True)
@@ -179,10 +186,12 @@ def _references(ws, nuggets, current: int, first: int) -> list[Ref]:
     conn = ws.connection()
     refs = [Ref("judgment", qid, str(jid), docid, PassageRow(docid, src, start, end, h), grade)
             for jid, qid, docid, grade, src, start, end, h in queries.live_judgments(conn, current, first)]
-    links = [(qid, f"{n.id}#{a}", link.docid) for qid, topic in nuggets.topics().items() for n in topic
+    links = [(qid, f"{n.id}#{a}" + (f"@{link.start}:{link.end}" if link.is_span else ""), link.docid,
+              (link.start, link.end) if link.is_span else None)
+             for qid, topic in nuggets.topics().items() for n in topic
              for a, group in enumerate(n.support) for link in group]
-    known = queries.passage_rows(conn, current, {d for _, _, d in links})
-    return refs + [Ref("link", qid, ref, docid, known.get(docid)) for qid, ref, docid in links]
+    known = queries.passage_rows(conn, current, {d for _, _, d, _ in links})
+    return refs + [Ref("link", qid, ref, docid, known.get(docid), within=within) for qid, ref, docid, within in links]
 
 
 def _old_texts(ws, refs: list[Ref], old) -> dict[bytes, str]:
@@ -233,7 +242,24 @@ def _one(ref: Ref, texts, new_hash, spans: PassageSpans, docs, found: _Sources) 
     source = found.text(p.source_id)
     if source is None:
         return replace(base, outcome="retired", note=f"source {p.source_id!r} is gone")
+    if ref.within is not None:
+        return _by_marked_span(base, p, ref.within, texts, source, spans)
     return _by_span(base, p, texts.get(p.text_hash), source, spans)
+
+
+def _by_marked_span(base: Outcome, p: PassageRow, within: tuple[int, int], texts: dict[bytes, str], source: str,
+                    spans: PassageSpans) -> Outcome:
+    """A span link's outcome: its characters of the old passage followed like a passage (`_by_span`)."""
+    assert p.source_id is not None and p.start is not None
+    whole = texts.get(p.text_hash)
+    if whole is None and p.end is not None and digest(source[p.start:p.end]) == p.text_hash:
+        whole = source[p.start:p.end]
+    text = whole[within[0]:within[1]] if whole is not None else None
+    row = PassageRow(p.docid, p.source_id, p.start + within[0], p.start + within[1],
+                     digest(text) if text is not None else b"")
+    if text is not None:
+        texts[row.text_hash] = text  # kept with the update, so the review shows the span's old text
+    return _by_span(replace(base, old_hash=row.text_hash if text is not None else None), row, text, source, spans)
 
 
 def _by_span(base: Outcome, p: PassageRow, old_text: str | None, source: str, spans: PassageSpans) -> Outcome:
@@ -310,7 +336,7 @@ def _apply(ws, report: CorpusUpdate, spans: PassageSpans, docs, sources: str | N
         queries.copy_judgments(c, _copies(report, version))
         queries.insert_changes(c, [_change_row(version, o) for o in report.items])
         pool = _review_pool(ws, report)
-        relinked = _relink(ws, report, docs, author)
+        relinked = _relink(ws, report, docs, spans, author)
     ws.set_corpus(report.corpus)
     return replace(report, review_pool=pool, links_updated=relinked,
                    passages=queries.version_rows(ws.connection())[-1].passages)
@@ -348,17 +374,20 @@ def _review_pool(ws, report: CorpusUpdate) -> str | None:
     return name
 
 
-def _relink(ws, report: CorpusUpdate, docs, author: str) -> int:
-    """Point mapped links at their new passage and make split ones joint groups of the parts, one new version
-    of each nugget (its history keeps the links as they were)."""
+def _relink(ws, report: CorpusUpdate, docs, spans: PassageSpans, author: str) -> int:
+    """Point mapped links at their new passage and make split ones joint groups of the parts (a span link: its
+    characters in each), one new version of each nugget (its history keeps the links as they were)."""
     from trecbench.nuggets.records import Link
     from trecbench.nuggets.store import NuggetStore
 
-    moves: dict[str, dict[int, dict[str, tuple[str, ...]]]] = {}
+    moves: dict[str, dict[int, dict[tuple, Outcome]]] = {}
     for o in report.items:
         if o.kind == "link" and o.outcome in ("mapped", "split"):
-            nid, alt = o.ref.rsplit("#", 1)
-            moves.setdefault(nid, {}).setdefault(int(alt), {})[o.docid] = o.targets
+            nid, rest = o.ref.rsplit("#", 1)
+            alt, _, marked = rest.partition("@")
+            start, _, end = marked.partition(":")
+            key = (o.docid, int(start), int(end)) if marked else (o.docid, None, None)
+            moves.setdefault(nid, {}).setdefault(int(alt), {})[key] = o
     store = NuggetStore(ws)
     for nid, alternatives in moves.items():
         nugget = store.get(nid)
@@ -366,14 +395,45 @@ def _relink(ws, report: CorpusUpdate, docs, author: str) -> int:
         for a, group in enumerate(nugget.support):
             links: list[Link] = []
             for link in group:
-                for d in alternatives.get(a, {}).get(link.docid, (link.docid,)):
-                    if d not in [x.docid for x in links]:
-                        text = docs.text(d)
-                        links.append(link if d == link.docid else Link(d, None if text is None else _hex(text)))
+                moved = alternatives.get(a, {}).get(link.key)
+                if moved is None:
+                    new = [link]
+                elif link.is_span:
+                    new = _span_links(link, moved, spans, docs)
+                else:
+                    new = [link if d == link.docid else Link(d, _hex_or_none(docs.text(d))) for d in moved.targets]
+                links += [x for x in new if x.key not in [y.key for y in links]]
             support.append(tuple(links))
         store.relink(nid, tuple(support), author=author, detail={"corpus_version": report.version,
                                                                  "from": report.previous})
     return len(moves)
+
+
+def _span_links(link, moved: Outcome, spans: PassageSpans, docs) -> list:
+    """A span link's new links: its characters in the one new passage that holds them, or each new passage's
+    piece of them (a joint group)."""
+    from trecbench.nuggets.model import SourceSpan
+    from trecbench.nuggets.records import Link
+
+    where = moved.where
+    assert where is not None
+    out = []
+    for d in moved.targets:
+        passage = spans.get(d)
+        text = docs.text(d)
+        if passage is None or text is None:  # pragma: no cover - a target is a new passage with a span
+            continue
+        a, b = max(where.start, passage.start), min(where.end, passage.end)
+        if a >= b:
+            continue
+        piece = text[a - passage.start:b - passage.start]
+        out.append(Link(d, _hex(text), a - passage.start, b - passage.start, SourceSpan(where.source_id, a, b),
+                        _hex(piece)))
+    return out
+
+
+def _hex_or_none(text: str | None) -> str | None:
+    return None if text is None else _hex(text)
 
 
 def _hex(text: str) -> str:

@@ -8,6 +8,11 @@ the wrong thing), calls `NuggetStore` with the logged-in assessor as author, and
 topic page at the nugget (post/redirect/get). Topic and nugget ids are path segments, percent-encoded, so
 ids containing "/" reach their pages too. What the store refuses (empty text, an unknown nugget) comes
 back as a message on that page, never as a traceback.
+
+Marking evidence without a pool (`/nuggets/QID/NID/mark`): the assessor searches the whole corpus (BM25,
+`trecbench.nuggets.search`: no judgment or pool needed), opens a passage, selects the supporting text with
+the mouse (or types its characters) and adds it, as the selected span or the whole passage, as a new
+alternative or as a joint source of an alternative the nugget has (`NuggetStore.link`).
 """
 from __future__ import annotations
 
@@ -47,7 +52,8 @@ SNIPPET = 140  # characters of a document shown beside its checkbox; the full te
 
 def routes() -> list[Route]:
     """`/nuggets`, then `/nuggets/QID` (GET), `/nuggets/QID/add|merge` (POST), `/nuggets/QID/NID/history`
-    (GET) and `/nuggets/QID/NID/ACTION` (POST), each id one percent-encoded path segment."""
+    and `/nuggets/QID/NID/mark` (GET) and `/nuggets/QID/NID/ACTION` (POST), each id one percent-encoded
+    path segment."""
     return [
         Route("/nuggets", topics_page, methods=["GET"]),
         Route("/nuggets/{rest:path}", _get, methods=["GET"]),
@@ -70,6 +76,8 @@ async def _get(request: Request) -> Response:
         return await run_in_threadpool(topic_page, request, parts[0])
     if len(parts) == 3 and parts[2] == "history":
         return await run_in_threadpool(history_page, request, parts[0], parts[1])
+    if len(parts) == 3 and parts[2] == "mark":
+        return await run_in_threadpool(mark_page, request, parts[0], parts[1])
     raise HTTPException(404)
 
 
@@ -101,6 +109,12 @@ def link_url(qid: str, nid: str) -> str:
 
 def nugget_url(qid: str, nid: str, what: str) -> str:
     return f"/nuggets/{quote(qid, safe='')}/{quote(nid, safe='')}/{what}"
+
+
+def mark_url(qid: str, nid: str, query: str | None = None, docid: str | None = None) -> str:
+    """The nugget's marking page, with the search `query` run and the passage `docid` open."""
+    params = {k: v for k, v in (("q", query), ("docid", docid)) if v}
+    return nugget_url(qid, nid, "mark") + (f"?{urlencode(params)}" if params else "")
 
 
 class Refused(Exception):
@@ -339,9 +353,12 @@ def support_text(support: Any) -> str:
 
 
 def _docid(link: Any) -> str:
+    """A link as the pages show it: its docid, a span link's characters after it (`d1[10:42]`)."""
     if isinstance(link, dict):
-        return str(link.get("docid", link))
-    return str(getattr(link, "docid", link))
+        start, end = link.get("start"), link.get("end")
+        return str(link.get("docid", link)) + (f"[{start}:{end}]" if start is not None else "")
+    start, end = getattr(link, "start", None), getattr(link, "end", None)
+    return str(getattr(link, "docid", link)) + (f"[{start}:{end}]" if start is not None else "")
 
 
 def word_diff(old: str, new: str) -> Markup:
@@ -376,7 +393,11 @@ def describe(detail: dict, qid: str) -> Markup:
         elif key == "undid":
             parts.append(escape(f"(undid {value})"))
         elif key == "docids":
-            parts.append(escape("[" + " + ".join(map(str, value)) + "]"))
+            spans = detail.get("spans") or [None] * len(value)
+            parts.append(escape("[" + " + ".join(str(d) + (f"[{m[0]}:{m[1]}]" if m else "")
+                                                 for d, m in zip(value, spans)) + "]"))
+        elif key == "spans":
+            continue  # shown with the docids
         elif key != "from_position":  # the place change is shown with the other changes
             parts.append(escape(f"{key}: {_plain(value)}"))
     return Markup(" ").join(parts)
@@ -459,17 +480,20 @@ async def nugget_post(request: Request, qid: str, nid: str, action: str) -> Resp
                 _fresh(form, current.version, current.updated_by, current.updated_at, nid)
             return handler(bench, nuggets, current, nid, form, who)
 
-    return await _answer(request, qid, run, anchor=nid)
+    back = mark_url(qid, nid, field(form, "q"), field(form, "docid")) if action == "mark" else None
+    return await _answer(request, qid, run, anchor=nid, back=back)
 
 
-async def _answer(request: Request, qid: str, run: Callable[[], Outcome], anchor: str | None = None) -> Response:
-    """Run the edit in the thread pool; its outcome (or why it was refused) is the next page's message."""
+async def _answer(request: Request, qid: str, run: Callable[[], Outcome], anchor: str | None = None,
+                  back: str | None = None) -> Response:
+    """Run the edit in the thread pool; its outcome (or why it was refused) is the next page's message, on
+    the topic page at the nugget, or on the page `back` (the marking page a mark came from)."""
     try:
         outcome = await run_in_threadpool(run)
     except (Refused, LookupError, ValueError, InputError) as e:  # LookupError: KeyError, IndexError
         outcome = Outcome(_why(e), anchor, error=True)
     _flash(request, outcome)
-    return redirect(topic_url(qid, outcome.anchor))
+    return redirect(back or topic_url(qid, outcome.anchor))
 
 
 def _fresh(form, version: int, by: str, at: str, nid: str, name: str = "version") -> None:
@@ -579,7 +603,126 @@ def _undo(bench, nuggets, current, nid, form, who) -> Outcome:
     return Outcome(f"Undid the last change of nugget {nid}.", nid)
 
 
+def _mark(bench, nuggets, current, nid, form, who) -> Outcome:
+    """Add a passage of the corpus (judged or not: no pool needed), or the span of it the assessor selected,
+    as a new alternative or as a joint source of alternative number `alternative`."""
+    docid = (field(form, "docid") or "").strip()
+    doc, missing = bench.document(docid) if docid else (None, "Open a passage first.")
+    if doc is None:
+        raise Refused(missing or f"The corpus has no passage {docid!r}.")
+    span = _selected_span(doc.text, form)
+    how = field(form, "how") or "alternative"
+    if how not in ("alternative", "joint"):
+        raise Refused(f"Add it as an alternative or as a joint source, not {how!r}.")
+    alternative = None
+    if how == "joint":
+        try:
+            alternative = int(field(form, "alternative") or "")
+        except ValueError:
+            raise Refused("Choose the alternative it is a joint source of.") from None
+        if not 0 <= alternative < len(current.support):
+            raise Refused(f"Nugget {nid} has no support alternative {alternative + 1}; nothing was added.")
+    made = nuggets.link(nid, [docid], spans=[span], alternative=alternative, author=who)
+    what = f"{docid}[{span[0]}:{span[1]}] (“{_short(doc.text[span[0]:span[1]])}”)" if span else f"{docid} (whole passage)"
+    where = "a new alternative" if alternative is None else f"a joint source of alternative {alternative + 1}"
+    return Outcome(f"Added {what} to nugget {nid} as {where}: now {support_text(made.support)}.", nid)
+
+
+def _selected_span(text: str, form) -> tuple[int, int] | None:
+    """The characters to link (None: the whole passage). The browser sends the selection's offsets and its
+    text; where they disagree (a browser counts some characters differently) the selected text nearest the
+    offsets wins. Blanks at either end are left out."""
+    if (field(form, "scope") or "span") == "whole":
+        return None
+    try:
+        start, end = int(field(form, "start") or ""), int(field(form, "end") or "")
+    except ValueError:
+        raise Refused("Select the supporting text in the passage (or type its first and last character), "
+                      "or add the whole passage.") from None
+    selected = field(form, "selected")
+    if selected and text[start:end] != selected:
+        found = [i for i in (text.rfind(selected, 0, max(0, start) + len(selected)), text.find(selected, max(0, start)))
+                 if i >= 0]
+        if not found:
+            raise Refused("The selected text is not in the passage; select it again.")
+        start = min(found, key=lambda i: abs(i - start))
+        end = start + len(selected)
+    if not 0 <= start < end <= len(text):
+        raise Refused(f"Characters {start} to {end} are not a span of the passage ({len(text)} characters).")
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if start == end:
+        raise Refused("The selection is only blanks; select the supporting text.")
+    return None if (start, end) == (0, len(text)) else (start, end)
+
+
 ACTIONS: dict[str, Callable[..., Outcome]] = {
     "edit": _edit, "approve": _approve, "delete": _delete, "split": _split, "move": _move, "link": _link,
-    "unlink": _unlink, "undo": _undo,
+    "unlink": _unlink, "undo": _undo, "mark": _mark,
 }
+
+
+# ---- marking evidence in the whole corpus ----
+
+HITS = 20  # passages a search shows
+
+
+@dataclass(frozen=True)
+class HitView:
+    docid: str
+    score: float
+    title: str | None
+    snippet: str
+    url: str
+
+
+@dataclass(frozen=True)
+class OpenDoc:
+    docid: str
+    title: str | None
+    text: Markup  # escaped, query words marked; its characters are the passage's, so a selection's offsets are
+    length: int
+
+
+def mark_page(request: Request, qid: str, nid: str) -> Response:
+    bench = bench_of(request)
+    me(request)
+    try:
+        nugget = store(bench).get(nid)
+    except KeyError:
+        nugget = None
+    if nugget is None or nugget.qid != qid:
+        raise HTTPException(404, f"topic {qid!r} has no nugget {nid!r}")
+    query = " ".join((request.query_params.get("q") or "").split())
+    docid = request.query_params.get("docid") or ""
+    terms = query_terms(query or nugget.text)
+    hits, problem = _search(bench, qid, nid, query) if query else ([], None)
+    opened, missing = None, None
+    if docid:
+        doc, missing = bench.document(docid)
+        if doc is not None:
+            opened = OpenDoc(docid, doc.title, highlight(doc.text, terms), len(doc.text))
+    return render(request, "nuggets_mark.html", qid=qid, nugget=nugget, query=query, hits=hits, problem=problem,
+                  opened=opened, missing=missing, docid=docid, topic=_topic(bench, qid), topic_url=topic_url,
+                  nugget_url=nugget_url, support_text=support_text, flash=request.session.pop("flash", None))
+
+
+def _search(bench: Bench, qid: str, nid: str, query: str) -> tuple[list[HitView], str | None]:
+    """The passages BM25 finds for `query` in the whole corpus, or why it cannot search."""
+    from trecbench.nuggets.search import CorpusSearch
+    from trecbench.runs.baselines.base import BackendUnavailable
+
+    search = bench.memo(("corpus-search",), (bench.corpus_version(),), lambda: CorpusSearch(bench.ws))
+    try:
+        found = search.search(query, HITS)
+    except (InputError, BackendUnavailable) as e:
+        return [], str(e)
+    out = []
+    for hit in found:
+        doc, _ = bench.document(hit.docid)
+        text = doc.text if doc is not None else ""
+        out.append(HitView(hit.docid, hit.score, doc.title if doc is not None else None,
+                           _short(" ".join(text.split()), 2 * SNIPPET), mark_url(qid, nid, query, hit.docid)))
+    return out, None

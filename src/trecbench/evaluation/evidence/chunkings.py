@@ -10,6 +10,11 @@ exception cut into the neighbouring chunk is exactly what a lower share would le
 
 The retrieved set is turned into the evidence passages it covers, and evidence is then scored as on its
 own chunking: an item counts once, alternatives are "or", joint groups "and".
+
+An evidence link that is a span of its passage (`trecbench.nuggets.model.SpanLink`: a sentence an expert
+marked) is covered by the same rule applied to its own characters: the retrieved passages must hold the
+span, not the whole passage it was marked in. (On the benchmark's own chunking it is covered when its
+passage is retrieved: the passage holds it.)
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, NamedTuple, Union
 
+from trecbench.nuggets.model import SpanLink, link_key, support_label
 from trecbench.sources import DEFAULT_COVER, PassageSpans, Span, covered, read_spans
 
 PathLike = Union[str, Path]
@@ -52,24 +58,34 @@ class Chunking:
                 f"span: an evidence passage is covered when the retrieved passages together hold {share} of its span")
 
     def covered(self, evidence_passages: Iterable[str], retrieved: Iterable[str]) -> set[str]:
-        """The evidence passages among `evidence_passages` that the `retrieved` passages cover together."""
+        """The evidence passages (and span links) among `evidence_passages` that the `retrieved` passages cover
+        together; a span link is found in it only when its own characters are covered (`Covered`)."""
         by_source: dict[str, list[Span]] = {}
         for docid in retrieved:
             span = self.retrieved.get(docid)
             if span is not None:
                 by_source.setdefault(span.source_id, []).append(span)
-        out = set()
+        out = Covered()
         for docid in evidence_passages:
-            span = self.evidence.get(docid)
+            span = self.span_of(docid)
             if span is not None and covered(span, by_source.get(span.source_id, []), self.cover):
                 out.add(docid)
         return out
 
+    def span_of(self, evidence: str) -> Span | None:
+        """The source span of an evidence passage, or of a span link's characters of its passage (None: the
+        passage has no span in the evidence's chunking)."""
+        passage = self.evidence.get(str.__str__(evidence))
+        if passage is None or not isinstance(evidence, SpanLink):
+            return passage
+        return Span(passage.source_id, passage.start + evidence.start, min(passage.end, passage.start + evidence.end))
+
     def report(self, evidence_passages: Iterable[str]) -> ChunkingReport:
         """Each evidence passage as one retrieved passage covers it, only several together, or none can."""
         whole, joint, uncovered, unanchored = [], [], [], []
-        for docid in dict.fromkeys(evidence_passages):
-            span = self.evidence.get(docid)
+        for docid in {link_key(d): d for d in evidence_passages}.values():
+            span = self.span_of(docid)
+            docid = support_label(docid)
             if span is None:
                 unanchored.append(docid)
                 continue
@@ -86,6 +102,25 @@ class Chunking:
     def unspanned(self, retrieved: Iterable[str]) -> list[str]:
         """The retrieved docids that have no span in the retrieval chunking: they cover nothing."""
         return [d for d in dict.fromkeys(retrieved) if d not in self.retrieved]
+
+
+class Covered(set):
+    """Covered evidence passages and span links: a span link is in it when its own characters were covered (or
+    its whole passage was); a passage is in it only when the passage itself was, not one of its spans (a
+    `SpanLink` equals its docid, which plain set membership would take for the passage)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._keys: set[tuple] = set()
+
+    def add(self, item: str) -> None:
+        super().add(item)
+        self._keys.add(link_key(item))
+
+    def __contains__(self, item: object) -> bool:
+        if not isinstance(item, str):
+            return False
+        return link_key(item) in self._keys or (str.__str__(item), None, None) in self._keys
 
 
 def read_chunking(evidence_spans: PathLike | PassageSpans, corpus_spans: PathLike | PassageSpans,

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Union
 
 from trecbench.errors import InputError, Problem, checked
 from trecbench.evaluation.evidence.jsonl import record_id, topic_records
-from trecbench.nuggets.model import Support, normalise_support
+from trecbench.nuggets.model import Support, link_key, normalise_support
 
 PathLike = Union[str, Path]
 
@@ -32,7 +32,8 @@ class EvidenceItem:
 
     @property
     def sources(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(d for g in self.any_of for d in g))
+        """Every document of the alternatives once (a span link once per span: `nuggets.model.link_key`)."""
+        return tuple({link_key(d): d for g in self.any_of for d in g}.values())
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,8 @@ def read_evidence(path: PathLike) -> list[EvidenceItem]:
 
 def evidence_from_nuggets(topics: Iterable[Any]) -> list[EvidenceItem]:
     """Every nugget as an evidence item; a nugget without supporting documents has `any_of` () and is
-    not required (`evaluate_evidence` lists and counts it)."""
+    not required (`evaluate_evidence` lists and counts it). A supporting document that is a span of its
+    passage stays a `SpanLink`: on another chunking its own characters must be covered."""
     return [EvidenceItem(n.qid, n.id, n.support, n.text, n.importance) for t in topics for n in t.nuggets]
 
 

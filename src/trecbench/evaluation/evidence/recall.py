@@ -432,7 +432,8 @@ def _found(how: _Scoring, qid: str, need: list[EvidenceItem], contexts: tuple[An
     docids = how.groups.all_same(qid, (str(c.id) for c in contexts))
     if how.chunking is None:
         return set(docids)
-    return how.chunking.covered({d for i in need for d in i.sources}, docids)
+    # a list, not a set: a span link equals its docid, and a set would keep only one of the two
+    return how.chunking.covered([d for i in need for d in i.sources], docids)
 
 
 def _topic_measures(need: list[EvidenceItem], at_k: set[str], k: int) -> dict[str, float]:

@@ -22,3 +22,49 @@ document.addEventListener("keydown", (event) => {
     }
   }
 });
+
+// Marking evidence (the nugget's mark page): the text selected in the open passage becomes the span to add,
+// as characters of the passage's text (the form also sends the selected text, which the server trusts where
+// the browser counts characters differently); typing the characters works without a mouse.
+(() => {
+  const text = document.getElementById("doc-text");
+  const form = document.getElementById("mark-form");
+  if (!text || !form) return;
+  const start = form.elements.namedItem("start");
+  const end = form.elements.namedItem("end");
+  const selected = document.getElementById("mark-selected");
+  const preview = document.getElementById("selection-preview");
+  const show = (words) => {
+    preview.textContent = "";
+    if (!words) {
+      preview.textContent = "Nothing selected yet.";
+      return;
+    }
+    const quote = document.createElement("q");
+    quote.textContent = words.length > 200 ? words.slice(0, 199) + "…" : words;
+    preview.append("Selected: ", quote);
+  };
+  document.addEventListener("selectionchange", () => {
+    const selection = window.getSelection();
+    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return;
+    const range = selection.getRangeAt(0);
+    if (!text.contains(range.startContainer) || !text.contains(range.endContainer)) return;
+    const before = document.createRange();
+    before.selectNodeContents(text);
+    before.setEnd(range.startContainer, range.startOffset);
+    const from = before.toString().length;
+    const words = range.toString();
+    start.value = String(from);
+    end.value = String(from + words.length);
+    selected.value = words;
+    document.getElementById("scope-span").checked = true;
+    show(words);
+  });
+  const typed = () => { // characters typed by hand: what the passage has there
+    selected.value = "";
+    const a = Number(start.value), b = Number(end.value);
+    show(start.value !== "" && end.value !== "" && a < b ? text.textContent.slice(a, b) : "");
+  };
+  start.addEventListener("input", typed);
+  end.addEventListener("input", typed);
+})();

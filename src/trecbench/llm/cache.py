@@ -6,6 +6,11 @@ for again, and a killed run's call log is complete. A rerun replays an unreadabl
 it was (the client then re-asks, and that re-ask is cached too), so it never poisons a rerun either.
 Every call, cached or not, ok or not, gets a row in `llm_calls`. This module says what is cached and
 logged, and when it is committed; the rows are read and written by `trecbench.store.model_calls`.
+
+Ours rather than litellm's cache (litellm.Cache, on disk through diskcache or in Redis): that cache is a
+second store beside the bench, filled inside litellm's completion calls only, so it could not commit a
+reply with its call-log row, would miss the openai transport, and would import litellm where a test
+(test_llm_replies.py) checks that judging an OpenAI-compatible server never does.
 """
 from __future__ import annotations
 

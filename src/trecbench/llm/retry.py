@@ -1,4 +1,20 @@
-"""When to retry a failed model request, how long to wait, and how fast requests may start."""
+"""When to retry a failed model request, how long to wait, and how fast requests may start.
+
+Written here, not taken from a library (reviewed for issue 23); `LLM._send` in llm/client.py runs the loop:
+- litellm's retries (`num_retries`, the Router's) and the openai SDK's (`max_retries`, which reads
+  Retry-After too) happen inside one call: the caller sees one attempt, while the call log and the tests
+  count every one (tests/llm/test_llm.py: `attempts == 3`, "gave up after attempt 2"); the SDK retries
+  OpenAI's out-of-credit 429 (`insufficient_quota`), which `classify` makes fatal; litellm's do not cover
+  the openai transport, and the Router's cool-downs bench deployments by rules other than the Breaker's
+  (see llm/transport.py).
+- tenacity would drive only the loop: its wait strategies read no Retry-After and its predicates know no
+  HTTP status, so `classify`, `retry_after` and `backoff_delay` would stay, plugged into it, beside the
+  429 pause shared by every task (`_hold_until`) and the retry on another endpoint (`retry_elsewhere`).
+- aiolimiter's `AsyncLimiter(1, 60 / rpm)` starts requests as `RateLimiter` does (measured: 8 waiting
+  tasks at rpm 600 start 0.1 s apart with either, aiolimiter up to 7 ms later by the eighth as wake-ups
+  add up); `RateLimiter` is ten lines on a fixed grid at 1.3 us a turn (aiolimiter 4.4 us), so the models
+  extra carries no distribution for it.
+"""
 from __future__ import annotations
 
 import asyncio

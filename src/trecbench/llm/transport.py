@@ -5,6 +5,10 @@ litellm 1.110 spends ~4-6 ms of CPU per call and hops through a thread pool; aga
 concurrency 16 that caps a run near 70% of the ideal rate. The openai SDK (which litellm itself wraps for
 these servers) costs ~2 ms, so `transport="auto"` uses it for `openai/` and `hosted_vllm/` models with an
 api_base. Everything else -- provider resolution, prices, token counts, other providers -- stays litellm's.
+
+Every client here is made with its own retries off (`max_retries=0`, `num_retries=0`, no Router cool-downs):
+one error reaches the caller per attempt, and llm/client.py retries by the policy of llm/retry.py, which
+says why that policy is not litellm's, the openai SDK's or tenacity's.
 """
 from __future__ import annotations
 

@@ -5,6 +5,9 @@ trecbench.llm decides what is cached, logged and batched, holds the lock and com
 reads and writes the rows (no statement here commits, so a caller can make several of them one
 transaction). It imports nothing but the standard library: judging against an OpenAI-compatible server
 and provider batches run without litellm, and the store must not bring it in.
+
+The cache and the log are tables of the bench's own SQLite file, not a cache library's store, so that a
+reply and its row in the log are one transaction (llm/cache.py says why no other cache fits).
 """
 from __future__ import annotations
 

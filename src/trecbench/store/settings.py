@@ -2,12 +2,16 @@
 
 `meta` holds what the workspace keeps once, by key: when it was made (`created_at`), the key that signs
 the web app's session cookies.
+
+trecbench.toml is written by tomli-w (the TOML library made for it) and read by tomllib (tomli on 3.10);
+ASCII values come out as the hand-written writer gave them, byte for byte (tests/store/test_settings_toml.py).
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
+
+import tomli_w
 
 from trecbench.errors import InputError
 
@@ -23,13 +27,11 @@ class Settings:
     topics: str | None = None
 
     def to_toml(self) -> str:
-        def value(v: str) -> str:
-            return json.dumps(str(v))  # a TOML basic string is a JSON string for our values
-
-        lines = ["# trecbench workspace settings", "[bench]", f"name = {value(self.name)}", ""]
-        lines += ["[corpus]", f"source = {value(self.corpus or '')}", ""]
-        lines += ["[topics]", f"source = {value(self.topics or '')}"]
-        return "\n".join(lines) + "\n"
+        """The text of trecbench.toml: a comment line, then the [bench], [corpus] and [topics] tables (an
+        unset source is the empty string, which `read` takes as none)."""
+        doc = {"bench": {"name": str(self.name)}, "corpus": {"source": str(self.corpus or "")},
+               "topics": {"source": str(self.topics or "")}}
+        return "# trecbench workspace settings\n" + tomli_w.dumps(doc)
 
     @classmethod
     def read(cls, path: Path) -> "Settings":

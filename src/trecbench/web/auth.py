@@ -5,6 +5,22 @@ login page). Bound to any other address, every request (pages, form posts, stati
 made from an assessor's token (`trecbench assessors add`), given on the login page or once as `?token=`.
 A `?token=` link another site sent the browser to asks before it logs in (`token_login_at_once`), so that
 no site can switch an assessor to its own token and collect their grades under its name.
+
+Why these are written here and not taken from a library (reviewed for issue 23, starlette 1.10):
+- Host check (`Gate`): Starlette's TrustedHostMiddleware matches the same names (given `[::1]` bracketed)
+  but answers every refusal `400 Invalid host header`, fixed in its `__call__`; the tests pin 421 with the
+  names to use and the `--allowed-host` hint (test_web_security.py, test_web_host_check.py), and the Gate
+  checks Origin and Sec-Fetch-Site in the same pass, which TrustedHostMiddleware does not.
+- CSRF (`csrf_ok`): the token lives in the signed session and is renewed at every login (`log_in`), so a
+  token seen before a login or in an ended session is worthless. starlette-csrf (3.0, 2023) reads it from
+  an `x-csrftoken` header only, which plain HTML forms cannot send without a script; asgi-csrf (0.11,
+  2024) takes a form field but ties it to a cookie of its own (double submit), which outlives logins and
+  sessions ended on the server.
+- Login throttle (`Throttle`): only wrong tokens count, by client address, shared by `?token=` on any
+  path and the login form. slowapi (built on limits) counts every call of a decorated route, where a
+  `?token=` is read in middleware on any path; limits' moving window could hold the counts, but its memory
+  storage reads `time.time()` itself in whole-second windows (its own tests freeze time with hiro), so a
+  test could not step the clock, and it brings three distributions for twenty lines.
 """
 from __future__ import annotations
 

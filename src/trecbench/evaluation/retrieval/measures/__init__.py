@@ -1,4 +1,9 @@
-"""trec_eval's measures, one registered family each, in trec_eval's printing order."""
+"""trec_eval's measures, one registered family each, in trec_eval's printing order.
+
+Each family computes trec_eval's own definition (gm_map's 0.00001 floor, relstring, 10.0's rbp
+included), since the engine must print what trec_eval prints: engine.py says why that is not left to a
+library.
+"""
 from __future__ import annotations
 
 from . import average_precision, counts, gain, precision  # noqa: F401  (registration)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from paths import SAMPLE
 from test_report import sample_bench
 
 
@@ -20,8 +21,9 @@ def released(tmp_path_factory):
     root = tmp_path_factory.mktemp("release")
     bench = sample_bench(root)
     out = root / "bench-v1"
-    result = CliRunner().invoke(cli, ["release", "-w", str(bench), "--version", "v1", "-o", str(out), "--quiet"],
-                                catch_exceptions=False)
+    # the sample bench has nuggets for 2 of its 12 topics: released so on purpose
+    result = CliRunner().invoke(cli, ["release", "-w", str(bench), "--version", "v1", "-o", str(out), "--quiet",
+                                      "--allow-missing-nuggets"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return {"root": root, "bench": bench, "out": out, "output": result.output,
             "manifest": json.loads((out / "manifest.json").read_text())}
@@ -65,7 +67,7 @@ def test_only_approved_nuggets_are_released_unless_drafts_are_asked_for(released
     topics = read_nuggets(released["out"] / "nuggets.jsonl")
     assert [(t.qid, [n.status for n in t.nuggets]) for t in topics] == [("T01", ["approved"]), ("T02", ["approved"])]
     assert released["manifest"]["counts"]["nuggets"] == {"topics": 2, "vital": 2, "okay": 0, "draft": 0}
-    summary = make_release(released["bench"], "v1-drafts", tmp_path / "drafts", include_drafts=True)
+    summary = make_release(released["bench"], "v1-drafts", tmp_path / "drafts", include_drafts=True, allow_missing_nuggets=True)
     assert summary.manifest["counts"]["nuggets"] == {"topics": 2, "vital": 2, "okay": 1, "draft": 1}
 
 
@@ -140,7 +142,7 @@ def test_duplicates_get_their_groups_grade_and_narratives_make_topics_jsonl(tmp_
     ws = Workspace(bench)
     ws.record_many([Judgment("1", "d4", 2, Judge("human", "alice")), Judgment("1", "d1", 3, Judge("human", "alice")),
                     Judgment("2", "w1", 0, Judge("model", "m:p", "m", "p", "h"))])
-    summary = make_release(bench, "v1")
+    summary = make_release(bench, "v1", allow_missing_nuggets=True)
     out = bench / "releases" / "v1"
     assert summary.path == out and (out / "topics.jsonl").is_file() and not (out / "topics.tsv").exists()
     assert [t.as_dict() for t in read_topics(out / "topics.jsonl")] == TOPICS
@@ -161,7 +163,7 @@ def test_pool_candidates_without_a_judgment_are_reported_and_recorded(tmp_path, 
     bench = make_bench(tmp_path)
     Workspace(bench).record_many([Judgment("1", "d4", 2, Judge("human", "alice")),
                                   Judgment("1", "d1", 3, Judge("human", "alice"))])
-    result = cli_run("release", "-w", bench, "--version", "v1", "--quiet")
+    result = cli_run("release", "-w", bench, "--version", "v1", "--quiet", "--allow-missing-nuggets")
     assert result.exit_code == 0, result.output
     assert "warning: 4 pool candidate(s) have no judgment and are not in the qrels: 1/d3 1/d2 2/w2 2/w1" in result.stderr
     manifest = json.loads((bench / "releases" / "v1" / "manifest.json").read_text())
@@ -176,7 +178,7 @@ def test_pool_candidates_without_a_judgment_are_reported_and_recorded(tmp_path, 
 def test_an_existing_release_is_not_overwritten_without_force(released, cli_run):
     out = released["out"]
     before = (out / "manifest.json").read_bytes()
-    result = cli_run("release", "-w", released["bench"], "--version", "v1", "-o", out, "--quiet")
+    result = cli_run("release", "-w", released["bench"], "--version", "v1", "-o", out, "--quiet", "--allow-missing-nuggets")
     assert result.exit_code == 2
     assert f"{out}: already exists: give --force to replace the release" in result.output
     assert (out / "manifest.json").read_bytes() == before
@@ -185,16 +187,17 @@ def test_an_existing_release_is_not_overwritten_without_force(released, cli_run)
 def test_force_replaces_a_release_but_never_another_folder(tmp_path, cli_run):
     bench = sample_bench(tmp_path, extras=False)
     out = tmp_path / "rel"
-    assert cli_run("release", "create", "-w", bench, "--version", "v1", "-o", out, "--quiet").exit_code == 0
+    assert cli_run("release", "create", "-w", bench, "--version", "v1", "-o", out, "--quiet",
+                   "--allow-missing-nuggets").exit_code == 0
     (out / "stray.txt").write_text("left over")
-    result = cli_run("release", "-w", bench, "--version", "v2", "-o", out, "--force", "--quiet")
+    result = cli_run("release", "-w", bench, "--version", "v2", "-o", out, "--force", "--quiet", "--allow-missing-nuggets")
     assert result.exit_code == 0, result.output
     assert json.loads((out / "manifest.json").read_text())["version"] == "v2"
     assert not (out / "stray.txt").exists()
     other = tmp_path / "photos"
     other.mkdir()
     (other / "cat.jpg").write_bytes(b"meow")
-    result = cli_run("release", "-w", bench, "--version", "v3", "-o", other, "--force", "--quiet")
+    result = cli_run("release", "-w", bench, "--version", "v3", "-o", other, "--force", "--quiet", "--allow-missing-nuggets")
     assert result.exit_code == 2 and "is not a release folder" in result.output
     assert (other / "cat.jpg").read_bytes() == b"meow"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no staging left behind
@@ -243,7 +246,13 @@ def test_verify_reports_documents_that_changed_or_left_the_corpus(released, tmp_
     corpus.write_text("".join(json.dumps(r) + "\n" for r in kept))
     result = cli_run("release", "verify", released["out"], "--corpus", corpus, "--quiet")
     assert result.exit_code == 1
-    assert sorted(result.stdout.splitlines()) == ["document\tHB-ACC-04\tchanged", "document\tHB-RB-03\tmissing"]
+    lines = result.stdout.splitlines()
+    assert sorted(line for line in lines if line.startswith("document")) == ["document\tHB-ACC-04\tchanged",
+                                                                            "document\tHB-RB-03\tmissing"]
+    # the corpus is no longer the version the release names (one passage gone, one edited)
+    [corpus_line] = [line for line in lines if not line.startswith("document")]
+    assert corpus_line.startswith("corpus\tthe corpus is not the release's corpus version v1 (170 passages")
+    assert "it has 169 passages" in corpus_line
 
 
 def test_verify_of_a_folder_without_a_manifest_is_an_input_error(tmp_path, cli_run):
@@ -268,11 +277,11 @@ def test_a_bad_version_name_or_an_empty_workspace_is_refused(tmp_path, cli_run):
     from trecbench.store import Workspace
 
     bench = sample_bench(tmp_path, extras=False)
-    result = cli_run("release", "-w", bench, "--version", "../v1", "--quiet")
+    result = cli_run("release", "-w", bench, "--version", "../v1", "--quiet", "--allow-missing-nuggets")
     assert result.exit_code == 2 and "use letters, digits" in result.output
     empty = tmp_path / "empty"
     Workspace.init(empty, corpus=str(tmp_path / "corpus.jsonl"), topics=str(tmp_path / "topics.tsv")).close()
-    result = cli_run("release", "-w", empty, "--version", "v1", "--quiet")
+    result = cli_run("release", "-w", empty, "--version", "v1", "--quiet", "--allow-missing-nuggets")
     assert result.exit_code == 2 and "no judgments to release" in result.output
     assert not (empty / "releases" / "v1").exists()
 
@@ -283,7 +292,7 @@ def test_documents_missing_from_the_corpus_are_released_without_a_hash_and_named
 
     bench = sample_bench(tmp_path, extras=False)
     Workspace(bench).record(Judgment("T01", "NOT-IN-CORPUS", 1, Judge("import", "nist")))
-    summary = make_release(bench, "v1")
+    summary = make_release(bench, "v1", allow_missing_nuggets=True)
     assert summary.manifest["judged_documents"]["NOT-IN-CORPUS"] is None
     assert summary.manifest["counts"]["judged_documents_missing_from_corpus"] == 1
     assert "1 judged document(s) are not in the corpus" in summary.warnings[0]
@@ -307,8 +316,52 @@ def test_progress_counts_each_document_hashed(tmp_path):
 
     bench = sample_bench(tmp_path, extras=False)
     bar = Bar()
-    summary = make_release(bench, "v1", progress=bar)
+    summary = make_release(bench, "v1", progress=bar, allow_missing_nuggets=True)
     assert bar.total == bar.done == 168  # the distinct judged documents
     bar = Bar()
     verify_release(summary.path, tmp_path / "corpus.jsonl", progress=bar)
     assert bar.total == bar.done == 4 + 168  # topics.tsv, qrels.txt and their JSONL copies, then the documents
+
+
+def test_a_release_that_would_leave_topics_without_nuggets_is_refused_until_they_are_approved(tmp_path, cli_run):
+    from trecbench.nuggets.store import NuggetStore
+    from trecbench.store import Workspace
+
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("T01\tWho approves break-glass access?\nT02\tHow long is break-glass access valid?\n")
+    bench = tmp_path / "bench"
+    assert cli_run("init", bench, "--corpus", SAMPLE / "corpus.jsonl", "--topics", topics).exit_code == 0
+    assert cli_run("qrels", "import", SAMPLE / "qrels.txt", "-w", bench, "--judge", "nist").exit_code == 0
+    store = NuggetStore(Workspace(bench))
+    for qid, text in (("T01", "The incident commander approves it."), ("T02", "It is valid for 2 hours."),
+                      ("T02", "It can be extended once.")):
+        store.add(qid, text, author="drafter", support=[["HB-ACC-04"]])  # drafts, as `nuggets draft` leaves them
+    refused = cli_run("release", "-w", bench, "--version", "v1", "--quiet")
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+    assert "2 of 2 topics would be released without nuggets (2 have only draft nuggets): T01 T02" in refused.stderr
+    assert "trecbench nuggets approve -w BENCH --topic T" in refused.stderr
+    approved = cli_run("nuggets", "approve", "-w", bench, "--topic", "T02")
+    assert approved.exit_code == 0 and approved.stdout == "approved 2 nugget(s) of 1 topic(s): T02\n"
+    assert "1 of 2 topics would be released without nuggets (1 have only draft nuggets): T01" in \
+        cli_run("release", "-w", bench, "--version", "v1", "--quiet").stderr
+    assert cli_run("nuggets", "approve", "-w", bench, "--all").stdout == "approved 1 nugget(s) of 1 topic(s): T01\n"
+    assert cli_run("nuggets", "approve", "-w", bench, "--all").stdout == "approved 0 nugget(s) of 0 topic(s) (none was a draft)\n"
+    released = cli_run("release", "-w", bench, "--version", "v1", "--quiet")
+    assert released.exit_code == 0, released.output
+    [t02] = [n for n in NuggetStore(Workspace(bench)).topic("T02")][:1]
+    assert [v.action for v in NuggetStore(Workspace(bench)).history(t02.id)][-1] == "approve"  # each one in the history
+
+
+def test_a_release_of_a_benchmark_without_nuggets_needs_no_flag(tmp_path, cli_run):
+    bench = tmp_path / "bench"
+    assert cli_run("init", bench, "--corpus", SAMPLE / "corpus.jsonl", "--topics", SAMPLE / "topics.tsv").exit_code == 0
+    assert cli_run("qrels", "import", SAMPLE / "qrels.txt", "-w", bench, "--judge", "nist").exit_code == 0
+    assert cli_run("release", "-w", bench, "--version", "v1", "--quiet").exit_code == 0
+
+
+def test_approve_takes_a_topic_or_all(tmp_path, cli_run):
+    bench = tmp_path / "bench"
+    assert cli_run("init", bench).exit_code == 0
+    for args in ((), ("--topic", "T01", "--all")):
+        result = cli_run("nuggets", "approve", "-w", bench, *args)
+        assert result.exit_code == 2 and "give --topic T or --all (one of them)" in result.output

@@ -23,7 +23,8 @@ def released(tmp_path_factory):
     bench = sample_bench(root)
     out = root / "bench-v1"
     result = CliRunner().invoke(cli, ["release", "-w", str(bench), "--version", "v1", "-o", str(out), "--quiet",
-                                      "--include-corpus", "--license", "cc-by-4.0"], catch_exceptions=False)
+                                      "--allow-missing-nuggets", "--include-corpus", "--license", "cc-by-4.0"],
+                                catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return {"root": root, "bench": bench, "out": out, "manifest": json.loads((out / "manifest.json").read_text()),
             "manifest_sha256": hashlib.sha256((out / "manifest.json").read_bytes()).hexdigest()}
@@ -155,7 +156,7 @@ def test_the_folder_alone_loads_as_its_qrels(released, hub_offline):
 def test_the_judged_documents_stay_out_unless_asked_for_and_the_licence_defaults_to_other(released, tmp_path):
     from trecbench.release import make_release
 
-    summary = make_release(released["bench"], "v2", tmp_path / "v2")
+    summary = make_release(released["bench"], "v2", tmp_path / "v2", allow_missing_nuggets=True)
     assert not (summary.path / "corpus.jsonl").exists() and "corpus.jsonl" not in summary.manifest["files"]
     header = card_header(summary.path / "README.md")
     assert header["license"] == "other"
@@ -179,7 +180,7 @@ def test_topics_with_narratives_load_with_their_narrative(tmp_path, hub_offline)
 
     bench = make_bench(tmp_path)
     Workspace(bench).record_many([Judgment("1", "d1", 3, Judge("human", "alice"))])
-    summary = make_release(bench, "v1")
+    summary = make_release(bench, "v1", allow_missing_nuggets=True)
     assert "topics.jsonl" in summary.manifest["files"] and "topics.tsv" not in summary.manifest["files"]
     topics = datasets.load_dataset(str(summary.path), "topics", split="test", cache_dir=str(hub_offline))
     assert topics.to_list() == [{"qid": "1", "text": "solar energy", "narrative": TOPICS[0]["narrative"]},

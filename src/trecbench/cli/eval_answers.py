@@ -87,6 +87,7 @@ def answers(answer_files, nuggets_path, workspace, duplicates, assigner, model_o
         scores = score_answers(answer_files, nuggets=nuggets_path, workspace=workspace, assignments=assignment_files,
                                assigner=assigner, duplicates=duplicates, missing_topics=missing_topics, rules=rules,
                                **options)
+    click.echo(scores.nuggets_used, err=True)
     if save_assignments:
         write_assignments(scores.assignments, save_assignments)
     ts.emit(scores.frame, output, fmt, topics=per_topic, notes=scores.notes())

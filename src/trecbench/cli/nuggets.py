@@ -140,6 +140,33 @@ def list_(workspace, only) -> None:
         click.echo("no nuggets yet: `trecbench nuggets draft` or `trecbench nuggets import`", err=True)
 
 
+@nuggets.command("approve")
+@workspace_option
+@click.option("--topic", "qid", default=None, help="Approve this topic's draft nuggets.")
+@click.option("--all", "every", is_flag=True, help="Approve the draft nuggets of every topic.")
+@click.option("--author", default="cli", show_default=True, help="Who the approvals are recorded as.")
+def approve(workspace, qid, every, author) -> None:
+    """Approve a topic's draft nuggets (--topic T) or every topic's (--all) at once.
+
+    Only approved nuggets are released and scored against by default; approving them one by one in the web
+    app takes a click each. Each approval is a version in its nugget's history (`undo` takes one back).
+
+    \b
+    Example:
+      trecbench nuggets approve -w mybench --topic T01
+      trecbench nuggets approve -w mybench --all
+    """
+    from trecbench.nuggets.store import NuggetStore
+    from trecbench.store import Workspace
+
+    if (qid is None) == (not every) or (qid is not None and every):
+        raise click.UsageError("give --topic T or --all (one of them)")
+    approved = NuggetStore(Workspace(workspace)).approve_all(qid, author=author)
+    topics = sorted({n.qid for n in approved})
+    click.echo(f"approved {len(approved)} nugget(s) of {len(topics)} topic(s)"
+               + (f": {' '.join(topics)}" if topics else " (none was a draft)"))
+
+
 @nuggets.command("link")
 @workspace_option
 @click.option("--topic", "qid", required=True, help="The nugget's topic.")

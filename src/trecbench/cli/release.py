@@ -41,18 +41,22 @@ def release() -> None:
               help="Which judgment of a pair makes the qrels (as `qrels export`).")
 @click.option("--judge", help="Only this judge's judgments make the qrels.")
 @click.option("--include-drafts", is_flag=True, help="Release nuggets still in draft too (default: approved only).")
+@click.option("--allow-missing-nuggets", is_flag=True,
+              help="Release even if some topics have no (approved) nugget; refused otherwise once the workspace has nuggets.")
 @click.option("--include-corpus", is_flag=True,
               help="Release the judged documents' text too (corpus.jsonl); off, as a private corpus may not leave.")
 @click.option("--license", "license_", default="other", show_default=True,
               help="The dataset card's licence: a Hugging Face identifier (cc-by-4.0, apache-2.0, ...).")
 @click.option("--force", is_flag=True, help="Replace an existing release folder.")
 @quiet_option()
-def create(workspace, version, output, prefer, judge, include_drafts, include_corpus, license_, force, quiet) -> None:
+def create(workspace, version, output, prefer, judge, include_drafts, allow_missing_nuggets, include_corpus, license_,
+           force, quiet) -> None:
     """Write topics, qrels, nuggets, evidence and a manifest.json hashing every file and judged document.
 
     The qrels are the workspace's judgments, one grade per pair as `qrels export` chooses it (a person's
     first), with duplicates in the pool given their group's grade. Nuggets are the approved ones
-    (--include-drafts: all), evidence the nuggets' support links in the format `eval evidence` reads.
+    (--include-drafts: all; a release that would leave topics without nuggets is refused unless
+    --allow-missing-nuggets), evidence the nuggets' support links in the format `eval evidence` reads.
     The manifest records each file's sha256 and size, the sha256 of every judged document's text, the
     judges (kind, name, model, prompt and its hash, parameters, judgments used) and counts. Pool
     candidates without any judgment are printed as a warning and listed in the manifest. An existing
@@ -71,7 +75,8 @@ def create(workspace, version, output, prefer, judge, include_drafts, include_co
     bar = progress_bar(not quiet, unit="doc", delay=1.0)
     try:
         summary = make_release(workspace, version, output, prefer=prefer, judge=judge, include_drafts=include_drafts,
-                               force=force, progress=bar, include_corpus=include_corpus, license=license_)
+                               force=force, progress=bar, include_corpus=include_corpus, license=license_,
+                               allow_missing_nuggets=allow_missing_nuggets)
     except ReleaseError as e:
         raise click.BadParameter(str(e)) from None
     finally:
@@ -116,12 +121,11 @@ def verify(folder, corpus, quiet) -> None:
     if result.corpus_differs:
         click.echo(f"corpus\t{result.corpus_differs}")
     docs = f"{result.documents_checked} judged documents" if corpus else "no documents (give --corpus)"
-    if corpus and result.corpus_version and not result.corpus_differs:
-        docs += f" (the corpus is its corpus version {result.corpus_version})"
     summary = (f"{folder}: release {result.version}, manifest sha256 {result.manifest_sha256}: checked "
                f"{result.files_checked} files and {docs}")
     if result.ok:
-        click.echo(summary + ": unchanged")
+        same = f" (the corpus is its corpus version {result.corpus_version})" if corpus and result.corpus_version else ""
+        click.echo(summary + ": unchanged" + same)
         return
     corpus_line = ", and the corpus version" if result.corpus_differs else ""
     click.echo(f"{summary}: {len(result.files)} file(s) and {len(result.documents)} document(s) differ{corpus_line}",

@@ -132,6 +132,16 @@ class NuggetStore:
         with self.ws.transaction() as c:
             return update(c, nugget_id, {"status": "approved"}, author, "approve", {})
 
+    def approve_all(self, qid: str | None = None, *, author: str) -> list[StoredNugget]:
+        """Approve every draft nugget of topic `qid` (of every topic when None) in one transaction, each as a
+        version of its own in the history (action "approve", undone one by one like any approval); returns
+        the nuggets approved, in topic and position order."""
+        check_author(author)
+        drafts = [n for nuggets in ([self.topic(qid)] if qid is not None else self.topics().values())
+                  for n in nuggets if n.status != "approved"]
+        with self.ws.transaction() as c:
+            return [update(c, n.id, {"status": "approved"}, author, "approve", {}) for n in drafts]
+
     def delete(self, nugget_id: str, *, author: str) -> None:
         """Delete the nugget (its history stays; `undo` brings it back)."""
         check_author(author)

@@ -74,7 +74,8 @@ def file_sha256(path: Path) -> str:
 
 def make_release(workspace: WorkspaceLike, version: str, output: str | os.PathLike | None = None, *, prefer: str = "human",
                  judge: str | None = None, include_drafts: bool = False, force: bool = False,
-                 progress: Any = None, include_corpus: bool = False, license: str = "other") -> ReleaseSummary:
+                 progress: Any = None, include_corpus: bool = False, license: str = "other",
+                 allow_missing_nuggets: bool = False) -> ReleaseSummary:
     """Write the release `version` of `workspace` (a path or a `Workspace`) to `output`.
 
     output: the release folder (default BENCH/releases/VERSION). An existing folder is refused unless
@@ -82,6 +83,8 @@ def make_release(workspace: WorkspaceLike, version: str, output: str | os.PathLi
         is replaced.
     prefer, judge: which judgment of a pair makes the qrels, as `qrels export --prefer/--judge`.
     include_drafts: release nuggets still in draft too (default: approved ones only).
+    allow_missing_nuggets: release even when some topics would have no nugget (ReleaseError otherwise, once
+        the workspace has nuggets at all: a benchmark of retrieval alone releases without them).
     progress: a tqdm-like bar (total, update, set_description_str) advanced per document hashed.
     include_corpus: release the judged documents' text too (corpus.jsonl); off by default, since a private
         corpus may not leave.
@@ -112,6 +115,7 @@ def make_release(workspace: WorkspaceLike, version: str, output: str | os.PathLi
         raise InputError(str(ws.path), 0, "the workspace has no judgments to release")
     qrels = made.qrels
     nuggets = workspace_nuggets(ws, approved_only=not include_drafts)
+    _check_nuggets(ws, topics, nuggets, include_drafts=include_drafts, allow_missing=allow_missing_nuggets)
     evidence = evidence_lines(nuggets)
 
     docids = sorted(set(qrels["doc_id"].astype(str)) | {d for line in evidence for e in line["evidence"]
@@ -256,6 +260,27 @@ def _alive(pid: int) -> bool:
     except OSError:  # a pid out of range, say: no such process
         return False
     return True
+
+
+def _check_nuggets(ws: Workspace, topics: list, nuggets: list, *, include_drafts: bool, allow_missing: bool) -> None:
+    """Refuse (ReleaseError) a release that would ship some topics without a nugget while the workspace has
+    nuggets: the people who use it would read "no nuggets, not scored" for those topics without a word."""
+    from trecbench.nuggets.store import NuggetStore
+
+    drafted = NuggetStore(ws).topics()
+    if allow_missing or not drafted:
+        return
+    released = {t.qid for t in nuggets if t.nuggets}
+    missing = [t.qid for t in topics if t.qid not in released]
+    if not missing:
+        return
+    drafts_only = [q for q in missing if q in drafted]
+    what = (f"{len(missing)} of {len(topics)} topics would be released without nuggets"
+            + (f" ({len(drafts_only)} have only draft nuggets)" if drafts_only and not include_drafts else "")
+            + f": {' '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}")
+    hint = ("approve them (`trecbench nuggets approve -w BENCH --topic T` or `--all`, or in the web app), "
+            "give --include-drafts, or --allow-missing-nuggets to release them so")
+    raise ReleaseError(f"{what}; {hint}")
 
 
 def _some(pairs: pd.DataFrame, limit: int = 10) -> str:

@@ -175,3 +175,22 @@ def test_a_sentence_with_exactly_the_threshold_share_of_words_supports_the_nugge
     assert at.assignments[0].label == SUPPORT  # 3 of 5 content words = 0.6
     below = CitationAssigner(threshold=0.6).assign_one(_citing_answer("zebra quartz"), topic)
     assert below.assignments[0].label == PARTIAL
+
+
+def test_the_first_line_says_which_nuggets_were_scored_against_approved_or_drafts(tmp_path, cli_run):
+    from paths import SAMPLE
+
+    from trecbench.nuggets.store import NuggetStore
+    from trecbench.store import Workspace
+
+    answers = sorted((SAMPLE / "answers").glob("*.jsonl"))[0]
+    from_file = cli_run("eval", "answers", "--nuggets", SAMPLE / "nuggets.jsonl", answers, "--assigner", "citation")
+    assert from_file.exit_code == 0
+    assert from_file.stderr.splitlines()[0] == f"nuggets: 77 from {SAMPLE / 'nuggets.jsonl'} over 12 topics: 77 approved"
+    bench = tmp_path / "bench"
+    assert cli_run("init", bench, "--corpus", SAMPLE / "corpus.jsonl", "--topics", SAMPLE / "topics.tsv").exit_code == 0
+    assert cli_run("nuggets", "import", SAMPLE / "nuggets.jsonl", "-w", bench).exit_code == 0
+    NuggetStore(Workspace(bench)).add("T01", "A draft nobody checked yet.", author="drafter", support=[["HB-ACC-04"]])
+    in_workspace = cli_run("eval", "answers", "-w", bench, answers, "--assigner", "citation")
+    assert in_workspace.stderr.splitlines()[0] == \
+        "nuggets: 78 from the workspace over 12 topics: 77 approved, 1 draft (not approved yet)"

@@ -109,6 +109,8 @@ class AnswerScores:
     assignments: list[TopicAssignment] = field(default_factory=list)  # what was scored, zero-filled included
     missing_topics: str = "zero"
     unsupported: int = 0  # nuggets without supporting documents, when the citation assigner scored them
+    nuggets_used: str = ""  # which nuggets were scored against (`nuggets_used`): the output's first line
+
 
     def notes(self) -> dict[str, dict[str, Any]]:
         """Per run, what the JSON output lists beside the scores."""
@@ -330,6 +332,16 @@ def evaluate_answers(
     return scores, scores.assignments
 
 
+def nuggets_used(topics: Iterable[Any], where: str) -> str:
+    """Which nuggets answers are scored against, in words the CLI and the report both print: where they come
+    from, how many over how many topics, and how many of them are approved and how many still drafts."""
+    nuggets = [n for t in topics for n in t.nuggets]
+    approved = sum(n.status == "approved" for n in nuggets)
+    drafts = len(nuggets) - approved
+    kinds = f"{approved} approved" + (f", {drafts} draft{'s' * (drafts != 1)} (not approved yet)" if drafts else "")
+    return f"nuggets: {len(nuggets)} from {where} over {len({t.qid for t in topics if t.nuggets})} topics: {kinds}"
+
+
 def score_answers(
     answer_files: Iterable[Any] = (),
     *,
@@ -353,18 +365,23 @@ def score_answers(
     from trecbench.evaluation.answers.assign import read_assignment_files
 
     topics = None
+    used = ""
     if nuggets is not None:
         from trecbench.nuggets.io import read_nuggets
 
         topics = {t.qid: t for t in read_nuggets(nuggets)}
+        used = nuggets_used(topics.values(), str(nuggets))
     elif workspace is not None:
         from trecbench.nuggets.store import workspace_nuggets
 
         topics = {t.qid: t for t in workspace_nuggets(workspace)}
+        used = nuggets_used(topics.values(), "the workspace")
     assignments = list(assignments)
     if assignments:
-        return score_assignments(read_assignment_files(assignments), nuggets=topics, missing_topics=missing_topics,
-                                 rules=rules)
+        scored = score_assignments(read_assignment_files(assignments), nuggets=topics, missing_topics=missing_topics,
+                                   rules=rules)
+        scored.nuggets_used = used if topics is not None else "nuggets: those of the assignment files"
+        return scored
     if topics is None:
         raise ValueError("answers are assigned against nuggets: give nuggets or a workspace")
     unsupported = 0
@@ -377,4 +394,5 @@ def score_answers(
     scores, _ = evaluate_answers(list(topics.values()), list(answer_files), assigner=assigner,
                                  missing_topics=missing_topics, rules=rules, **options)
     scores.unsupported = unsupported
+    scores.nuggets_used = used
     return scores

@@ -35,7 +35,7 @@ def missing_credentials(server):
 @pytest.mark.parametrize("where,said", [
     ("dead", "nothing listens at http://127.0.0.1:9/v1 (connection refused)"),
     ("unknown", "no-such-model-server.invalid does not resolve (unknown host); check --api-base"),
-    ("no key", "no API key was given: set OPENAI_API_KEY"),
+    ("no key", "no API key reached the server: set OPENAI_API_KEY"),
 ])
 def test_judging_with_a_model_nobody_can_reach_stops_with_one_line_and_exit_2(tmp_path, llm_server, cli_run,
                                                                                where, said):

@@ -135,7 +135,7 @@ def key_variable(model: str) -> str:
 def _plain(status: int | None, error: BaseException, model: str = "") -> str:
     """What a fatal error means, in a user's words ("" when there is nothing to add to the server's text)."""
     if missing_credentials(error):
-        return (f"no API key was given: set {key_variable(model)} (or TRECBENCH_API_KEY), or give --api-key")
+        return f"no API key reached the server: set {key_variable(model)} (or TRECBENCH_API_KEY), or give --api-key"
     if status == 429 and out_of_quota(error):
         return "the account has no credit left (insufficient_quota); add credit or use another key"
     return {401: "the server refused the API key (check --api-key or the provider's key variable)",
@@ -490,10 +490,12 @@ class LLM:
         where = ", ".join(bases) if bases else "the provider's default address"
         every = "every server" if len(bases) > 1 else "the server"
         if cause == "unknown host":
-            hosts = sorted({urlsplit(b).hostname or b for b in bases})
-            named = ", ".join(hosts) if hosts else "the provider's host"
-            return (f"{self.config.model}: no server reached: the host name {named} does not resolve (unknown host); "
-                    "check --api-base" + ("" if bases else " or the network"))
+            if not bases:
+                return (f"{self.config.model}: no server reached: the provider's host name does not resolve (unknown "
+                        "host); check the network, or set --api-base to a server you can reach")
+            hosts = ", ".join(sorted({urlsplit(b).hostname or b for b in bases}))
+            return (f"{self.config.model}: no server reached: the host name {hosts} does not resolve (unknown host); "
+                    "check --api-base")
         return (f"{self.config.model}: no server reached: nothing listens at {where} (connection refused); start "
                 f"{every} or set --api-base to the address it listens on")
 

@@ -96,13 +96,12 @@ def listen(host: str, port: int) -> socket.socket:
 
     Raises OSError when the address cannot be had: EADDRINUSE when another program listens on the port,
     socket.gaierror when the host name does not resolve."""
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                         flags=socket.AI_PASSIVE)[0]
-    sock = socket.socket(family, kind, proto)
+    # as uvicorn binds (its Config.bind_socket): IPv6 for an address with a colon, IPv4 for any other (so
+    # `localhost` is 127.0.0.1); a port left in TIME_WAIT by our last run is free, one another program listens on is not
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     try:
-        # as uvicorn binds: a port left in TIME_WAIT by our last run is free, one another program listens on is not
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
+        sock.bind((host, port))
         sock.listen(2048)
     except BaseException:
         sock.close()

@@ -51,6 +51,9 @@ class PromptParam(click.ParamType):
               help="Adaptive pools (mtf, maxmean), and --audit's binarised agreement: the grade from which a "
                    "document counts as relevant.")
 @click.option("--dry-run", is_flag=True, help="Count the calls, tokens and dollars it would take; call and write nothing.")
+@click.option("--only-unjudged", is_flag=True,
+              help="Judge only the pairs nobody graded: leave out those people, imports or other model judges graded "
+                   "(ranked pools; with --dry-run too).")
 @click.option("--provider-batch", is_flag=True,
               help="Send the requests through the provider's batch interface (about half the price, within 24 h); "
                    "run the same command again to collect the results. See docs/judge-batch.md.")
@@ -59,7 +62,7 @@ class PromptParam(click.ParamType):
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @audit_options
 def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_name, relevant_grade, dry_run,
-        provider_batch, collect, quiet, audit) -> None:
+        only_unjudged, provider_batch, collect, quiet, audit) -> None:
     """Grade the pool's unjudged candidates 0-3 with MODEL; each judgment is saved as it arrives.
 
     Re-running judges only what is missing (replies are cached in the workspace, so nothing is paid
@@ -68,6 +71,8 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
     failure — never as a grade — and failures are listed at the end (exit 1); a --max-cost stop exits 3.
     The judge's name holds everything that changes its grades (model, prompt and its hash, batch,
     samples, temperature, examples). --dry-run prints the estimate of `pool estimate` and writes nothing.
+    The first line counts the pairs left to judge that other judges (people, imports) already graded;
+    --only-unjudged leaves those out.
     Ctrl-C keeps every finished judgment. --audit re-judges existing qrels instead of a pool and queues the
     pairs the model disagrees with for people (docs/audit.md).
 
@@ -77,6 +82,7 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
       trecbench judge llm -w mybench --model hosted_vllm/qwen2.5-7b --api-base http://gpu1:8000/v1 \\
           --api-base http://gpu2:8000/v1 --concurrency 32
       trecbench judge llm -w mybench --model openai/gpt-4o --dry-run
+      trecbench judge llm -w mybench --model openai/gpt-4o-mini --only-unjudged --dry-run
       trecbench pool runs/*.txt --strategy mtf --budget 30 -w mybench --name mtf30
       trecbench judge llm -w mybench --pool mtf30 --model openai/gpt-4o-mini
       trecbench judge llm -w mybench --model openai/gpt-4o-mini --batch 5 --provider-batch   # submit
@@ -90,6 +96,9 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
     if audit.on or audit.given:
         from trecbench.cli.judge_audit import run_audit
 
+        if only_unjudged:
+            raise click.UsageError("--only-unjudged judges a pool; --audit re-judges pairs that were graded")
+
         return run_audit(workspace, config, model_opts, audit, prompt=prompt, batch=batch, samples=samples,
                          examples=examples, limit=limit, threshold=relevant_grade, dry_run=dry_run, quiet=quiet,
                          pool=pool_name, provider_batch=provider_batch, collect=collect)
@@ -98,7 +107,7 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
             run = judge_pool(Workspace(workspace), config, prompt=prompt, batch=batch, samples=samples,
                              examples=examples, limit=limit, pool=pool_name, relevant_grade=relevant_grade,
                              max_cost=model_opts.max_cost, dry_run=dry_run, provider_batch=provider_batch or collect,
-                             collect=collect, on_start=start, on_progress=progress)
+                             collect=collect, only_unjudged=only_unjudged, on_start=start, on_progress=progress)
         except ValueError as e:
             raise click.UsageError(str(e)) from None
     if run.report is None:

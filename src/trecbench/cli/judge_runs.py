@@ -31,9 +31,10 @@ def describe_run(run) -> str:
     """The summary line of a judging run (`trecbench.judging.pool.JudgeRun` with a report)."""
     report = run.report
     skipped = report.skipped if run.plan.adaptive else run.plan.skipped
+    shared = f"; {report.shared} left to another run of this judge" if report.shared else ""
     return (f"judged {report.judged}, failed {len(report.failed)}, skipped {skipped} already judged; "
             f"{report.calls} calls ({report.cached} from cache), {report.prompt_tokens} input + "
-            f"{report.completion_tokens} output tokens, {dollars(report.cost)}")
+            f"{report.completion_tokens} output tokens, {dollars(report.cost)}{shared}")
 
 
 def finish_run(run) -> None:

@@ -78,8 +78,17 @@ def describe_judging(plan: Any) -> str:
     if plan.adaptive:
         return (f"judge {plan.judge.name}: adaptive pool {plan.pool_name!r} ({plan.strategy}), up to {plan.total} "
                 f"documents; {plan.skipped} already judged")
-    return (f"judge {plan.judge.name}: {plan.total} documents to judge in {plan.calls} calls; "
+    line = (f"judge {plan.judge.name}: {plan.total} documents to judge in {plan.calls} calls; "
             f"{plan.skipped} already judged")
+    others = ", ".join(f"{o.name} ({_KINDS.get(o.kind, o.kind)}) {o.pairs}" for o in plan.others)
+    if plan.left_out:
+        return f"{line}; {plan.left_out} graded by other judges left out (--only-unjudged): {others}"
+    if others:
+        return f"{line}; of these, other judges already graded: {others} (--only-unjudged leaves them out)"
+    return line
+
+
+_KINDS = {"human": "people", "import": "imported", "model": "another model judge"}
 
 
 def describe_estimate(estimate: Any) -> str:

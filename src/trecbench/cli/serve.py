@@ -1,6 +1,8 @@
 """`trecbench serve`: the assessor web app for judging in the browser."""
 from __future__ import annotations
 
+import sys
+
 import click
 
 from trecbench.cli.workspace import workspace_option
@@ -66,9 +68,31 @@ def serve(workspace: str, host: str, port: int, double: bool, require_token: boo
     if tokens and not ws.assessors():
         click.echo(f"no assessors yet: nobody can log in; add one with `trecbench assessors add NAME -w {workspace}`",
                    err=True)
+    sock = _bound(host, port)  # before the URL is printed: a taken port is one line, not another program's URL
     what = f"pool {pool.name!r}" if pool else "no pool yet"
     click.echo(f"judging {ws.settings.name} ({what}) at http://{host}:{port}/ "
                f"({'assessor tokens required' if tokens else 'no login needed on this machine'}"
                f"{', double judging' if double else ''}); Ctrl-C stops", err=True)
-    run(ws, host=host, port=port, double=double, require_token=tokens, pool=pool_name, allowed_hosts=allowed_hosts,
-        proxies=proxies)
+    with sock:
+        run(ws, host=host, port=port, double=double, require_token=tokens, pool=pool_name,
+            allowed_hosts=allowed_hosts, proxies=proxies, sock=sock)
+
+
+def _bound(host: str, port: int):
+    """The listening socket of `host`:`port`; exit 2 with one line saying why when it cannot be had."""
+    import errno
+    import socket
+
+    from trecbench.web.app import listen
+
+    try:
+        return listen(host, port)
+    except socket.gaierror:
+        why = f"the host name {host!r} does not resolve; give --host an address of this machine"
+    except OSError as e:
+        why = {errno.EADDRINUSE: f"port {port} is taken by another program; choose another with --port",
+               errno.EADDRNOTAVAIL: f"{host} is not an address of this machine; choose another with --host",
+               errno.EACCES: f"not allowed to listen on port {port} (ports below 1024 need privileges); "
+                             "choose another with --port"}.get(e.errno or 0, e.strerror or str(e))
+    click.echo(f"Error: cannot listen on http://{host}:{port}/: {why}", err=True)
+    sys.exit(2)

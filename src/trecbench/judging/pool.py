@@ -11,7 +11,7 @@ estimate that `pool estimate` gives, with the calls the workspace's cache would 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from trecbench.pooling.workspace import is_adaptive, resume_adaptive
 from trecbench.store import Judge, Workspace, model_calls
@@ -32,6 +32,16 @@ class JudgingPlan:
     total: int  # documents to judge in this run (at most this many for an adaptive pool)
     calls: int  # questions to the model, samples included (ordered pools)
     skipped: int  # already judged by this judge
+    others: tuple[GradedBy, ...] = ()  # other judges' grades of the pairs this judge has not judged
+    left_out: int = 0  # pairs another judge graded, left out (`only_unjudged`)
+
+
+class GradedBy(NamedTuple):
+    """How many of the pairs left to a judge another judge (people, an import, another model) has graded."""
+
+    name: str
+    kind: str  # human | import | model
+    pairs: int
 
 
 @dataclass
@@ -55,10 +65,29 @@ def model_grades(ws: Workspace, name: str) -> dict[tuple[str, str], int]:
     return {(q, d): int(g) for q, d, g in zip(mine["query_id"], mine["doc_id"], mine["grade"])}
 
 
+def graded_by_others(ws: Workspace, frame: Any, judge: str, done: set[tuple[str, str]]) -> tuple[
+        tuple[GradedBy, ...], set[tuple[str, str]]]:
+    """(per other judge, how many of the pairs of `frame` that `judge` has not judged (`done`) it graded; the
+    set of those pairs): what people or imports already did that a model run would judge again."""
+    import pandas as pd
+
+    graded = ws.judgments()
+    graded = graded[graded["grade"].notna() & ~((graded["judge_kind"] == "model") & (graded["judge"] == judge))]
+    if graded.empty or frame.empty:
+        return (), set()
+    left = frame[["query_id", "doc_id"]].astype(str)
+    left = left[[(q, d) not in done for q, d in zip(left["query_id"], left["doc_id"])]].drop_duplicates()
+    graded = graded[["query_id", "doc_id", "judge", "judge_kind"]].astype(str).drop_duplicates()
+    both = pd.merge(left, graded, on=["query_id", "doc_id"])
+    counts = both.groupby(["judge", "judge_kind"], sort=False).size().sort_values(ascending=False, kind="stable")
+    others = tuple(GradedBy(name, kind, int(n)) for (name, kind), n in counts.items())
+    return others, set(zip(both["query_id"], both["doc_id"]))
+
+
 def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None, batch: int = 1, samples: int = 1,
                examples: int = 0, limit: int | None = None, pool: str | None = None, relevant_grade: int = 1,
                max_cost: Any = None, dry_run: bool = False, provider_batch: bool = False, collect: bool = False,
-               pairs: Any = None, on_start: Callable[[JudgingPlan], None] | None = None,
+               only_unjudged: bool = False, pairs: Any = None, on_start: Callable[[JudgingPlan], None] | None = None,
                on_progress: Callable[[Report, int], None] | None = None) -> JudgeRun:
     """Grade the unjudged candidates of the workspace's pool (`pool`, default the newest) with `config`'s model.
 
@@ -69,6 +98,8 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
     batch interface (a later run collects them; `collect` only collects). Raises ValueError for settings
     that do not fit the pool. `pairs` (a DataFrame: query_id, doc_id, priority) are judged instead of a
     pool's candidates, in the same way (`trecbench.judging.audit` re-judges existing qrels with it).
+    The plan counts the pairs left to this judge that other judges (people, imports, other models) graded;
+    `only_unjudged` leaves those out, so that only pairs nobody graded are judged (ranked pools only).
     """
     from trecbench.llm import LLM, Budget
 
@@ -84,6 +115,8 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
     tasks: list[Task] = []
     resumed = None
     since = ws.newest_judgment()  # read before what was judged: a row recorded after it is another run's
+    if only_unjudged and adaptive:
+        raise ValueError("--only-unjudged leaves out pairs of a ranked pool: an adaptive pool chooses its own")
     if adaptive:
         if batch > 1:
             raise ValueError("an adaptive pool picks one document at a time: --batch must be 1")
@@ -96,11 +129,16 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
             order = order[[(q, d) not in done for q, d in zip(order["query_id"], order["doc_id"])]]
             order = order.groupby("query_id").head(int(per_topic)).head(total)
             tasks = [Task(str(q), (d,)) for q, d in zip(order["query_id"], order["doc_id"])]
+        others: tuple[GradedBy, ...] = ()
+        left_out = 0
     else:
         done = model_grades(ws, identity.name)
-        tasks, skipped = plan_tasks(frame, set(done), batch, limit)
+        # re-judging given pairs (an audit) means judging what others graded: nothing to count or leave out
+        tasks, skipped, others, left_out = _ordered_tasks(ws, frame, identity.name, set(done), batch, limit,
+                                                          count_others=pairs is None, only_unjudged=only_unjudged)
         total, calls = sum(len(t.docids) for t in tasks), len(tasks) * samples
-    plan = JudgingPlan(identity, prompt, frame.attrs.get("name"), strategy, adaptive, total, calls, skipped)
+    plan = JudgingPlan(identity, prompt, frame.attrs.get("name"), strategy, adaptive, total, calls, skipped,
+                       others, left_out)
     if on_start is not None:
         on_start(plan)
     corpus, topics = ws.corpus(), ws.topics()
@@ -131,11 +169,26 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
     return JudgeRun(plan, report=report)
 
 
+def _ordered_tasks(ws: Workspace, frame: Any, judge: str, done: set[tuple[str, str]], batch: int,
+                   limit: int | None, *, count_others: bool, only_unjudged: bool) -> tuple[
+                       list[Task], int, tuple[GradedBy, ...], int]:
+    """(the tasks of a ranked pool, pairs this judge judged, other judges' grades of the rest, pairs left out
+    because another judge graded them)."""
+    others, theirs = graded_by_others(ws, frame, judge, done) if count_others else ((), set())
+    if not only_unjudged:
+        tasks, skipped = plan_tasks(frame, done, batch, limit)
+        return tasks, skipped, others, 0
+    tasks, skipped = plan_tasks(frame, done | theirs, batch, limit)
+    return tasks, skipped - len(theirs), others, len(theirs)  # plan_tasks counted theirs as this judge's
+
+
 def _estimate(ws: Workspace, config: Any, plan: JudgingPlan, tasks: list[Task], corpus: Any, topics: Any,
               shots: dict, batch: int, samples: int) -> Any:
     from trecbench.judging.estimate import (UnknownModelError, estimate_tasks, model_prices,
                                             observed_reply_tokens)
 
+    if not tasks:  # nothing to ask: no price or tokenizer to look up, so litellm is not imported (seconds)
+        return nothing_to_estimate(config.model, batch)
     given = config.prices
     try:
         prices = model_prices(config.model, *(given if given is not None else (None, None)))
@@ -150,6 +203,16 @@ def _estimate(ws: Workspace, config: Any, plan: JudgingPlan, tasks: list[Task], 
                               params=dict(config.params))
     finally:
         conn.close()
+
+
+def nothing_to_estimate(model: str, batch: int) -> Any:
+    """The estimate of a run with nothing to judge: no row, no call."""
+    import pandas as pd
+
+    from trecbench.judging.estimate import Estimate
+
+    columns = ["judgments", "calls", "cached_calls", "input_tokens", "output_tokens", "cost_usd"]
+    return Estimate(pd.DataFrame(columns=columns, index=pd.Index([], name="query_id")), model, batch, None)
 
 
 class _ReadOnlyCache:

@@ -22,7 +22,8 @@ from trecbench.llm.cost import call_cost, count_text_tokens, count_tokens, is_pr
 from trecbench.llm.errors import LLMError, ModelCallError, ParseError
 from trecbench.llm.parse import reask_messages
 from trecbench.llm.records import CallRecord, Completion, Outcome, Usage
-from trecbench.llm.retry import RateLimiter, backoff_delay, classify, out_of_quota, retry_after, status_of
+from trecbench.llm.retry import (FirstContact, RateLimiter, backoff_delay, classify, missing_credentials,
+                                 out_of_quota, retry_after, status_of, unreachable)
 from trecbench.llm.transport import TRANSPORTS, OpenAITransport, make_transport
 
 __all__ = ["ModelConfig", "LLM"]
@@ -125,8 +126,16 @@ def check_model_name(model: str) -> None:
             "name it as provider/model, e.g. openai/gpt-4o-mini or hosted_vllm/<served name>") from None
 
 
-def _plain(status: int | None, error: BaseException) -> str:
+def key_variable(model: str) -> str:
+    """The environment variable that holds the key of `model`'s provider (OPENAI_API_KEY for openai/...)."""
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    return f"{provider.upper().replace('-', '_')}_API_KEY"
+
+
+def _plain(status: int | None, error: BaseException, model: str = "") -> str:
     """What a fatal error means, in a user's words ("" when there is nothing to add to the server's text)."""
+    if missing_credentials(error):
+        return f"no API key reached the server: set {key_variable(model)} (or TRECBENCH_API_KEY), or give --api-key"
     if status == 429 and out_of_quota(error):
         return "the account has no credit left (insufficient_quota); add credit or use another key"
     return {401: "the server refused the API key (check --api-key or the provider's key variable)",
@@ -178,6 +187,8 @@ class LLM:
         self._semaphore: asyncio.Semaphore | None = None
         self._limiter: RateLimiter | None = None
         self._hold_until = 0.0  # a 429's Retry-After pauses every request of this client until then
+        self._contact = FirstContact(len(self._deployments) or 1)
+        self._unreachable: str | None = None  # why the run stopped before any server answered
         self._seen_completion_tokens = [0, 0]  # sum, count: the expected reply length for estimates
 
     # -- setup ---------------------------------------------------------------------------------------
@@ -258,9 +269,10 @@ class LLM:
             if "response_format" in sent and _refuses_schema(exc):
                 self._next_schema_form()
                 return None
-            self._log(CallRecord(key, self.config.model, False, error=str(exc), attempts=exc.attempts,
-                                 latency_ms=(time.monotonic() - started) * 1000, purpose=purpose,
-                                 cost_known=self.priced))
+            if not exc.unreachable:  # a request that reached no server was never asked: nothing to log
+                self._log(CallRecord(key, self.config.model, False, error=str(exc), attempts=exc.attempts,
+                                     latency_ms=(time.monotonic() - started) * 1000, purpose=purpose,
+                                     cost_known=self.priced))
             if exc.fatal:
                 raise
             return turns.failed(str(exc))
@@ -410,6 +422,9 @@ class LLM:
         attempt = 0
         while True:
             attempt += 1
+            if self._unreachable is not None:  # another call found that no server answers: stop here too
+                raise ModelCallError(self._unreachable, model=cfg.model, attempts=attempt - 1, fatal=True,
+                                     unreachable=True)
             pause = self._hold_until - time.monotonic()
             if pause > 0:
                 await asyncio.sleep(pause)
@@ -423,27 +438,66 @@ class LLM:
                 except Exception as exc:  # classified below: nothing is swallowed
                     error: BaseException = exc
                 else:
+                    self._contact.answer()
                     return self._completion(response, convo, key, attempt, time.monotonic() - started)
             verdict = classify(error)
             status = status_of(error)
+            if status is not None:
+                self._contact.answer()
+            # Before any server answered, an unreachable one is no request's failure: tried again, or the run stops.
+            unanswered = status is None and self._first_contact_failed(error, attempt)
             if verdict == "retry" and "response_format" in params and _refuses_schema(error, status):
                 verdict = "item"  # a refusal of the schema's form, not a passing fault: `ask` tries another
-            if verdict != "retry" or attempt > cfg.max_retries:
-                what = "gave up after" if verdict == "retry" else "failed on"
-                where = f"HTTP {status}: " if status else ""
-                plain = _plain(status, error) if verdict == "fatal" else ""
-                message = (f"{cfg.model}: {plain} [{where}{_first_line(error, 200)}]" if plain else
-                           f"{cfg.model}: {what} attempt {attempt}: {where}{_first_line(error)}")
-                raise ModelCallError(
-                    message,
-                    model=cfg.model, status=status, attempts=attempt, fatal=verdict == "fatal",
-                    retryable=verdict == "retry") from error
+            if not unanswered and (verdict != "retry" or attempt > cfg.max_retries):
+                raise self._given_up(error, verdict, status, attempt) from error
             if getattr(error, "retry_elsewhere", False):
                 continue  # its deployment left the rotation and another is up: no reason to wait
             server_wait = retry_after(error)
             if server_wait is not None and status == 429:
                 self._hold_until = max(self._hold_until, time.monotonic() + server_wait)
             await asyncio.sleep(backoff_delay(attempt, cfg.backoff, cfg.max_backoff, server_wait))
+
+    def _given_up(self, error: BaseException, verdict: str, status: int | None, attempt: int) -> ModelCallError:
+        """The error a request ends with once it is not retried any more, in a user's words where it is fatal."""
+        model = self.config.model
+        what = "gave up after" if verdict == "retry" else "failed on"
+        where = f"HTTP {status}: " if status else ""
+        plain = _plain(status, error, model) if verdict == "fatal" else ""
+        message = (f"{model}: {plain} [{where}{_first_line(error, 200)}]" if plain else
+                   f"{model}: {what} attempt {attempt}: {where}{_first_line(error)}")
+        return ModelCallError(message, model=model, status=status, attempts=attempt, fatal=verdict == "fatal",
+                              retryable=verdict == "retry")
+
+    def _first_contact_failed(self, error: BaseException, attempt: int) -> bool:
+        """True when `error` says no server could be reached before any answered: the request is tried again.
+        Raises the fatal ModelCallError once every deployment failed so (see FirstContact)."""
+        cause = unreachable(error)
+        if cause is None or self._contact.answered:
+            return False
+        place = getattr(error, "deployment", 0 if self._contact.places == 1 else None)
+        if self._contact.strike(place):
+            self._unreachable = self._unreachable or self._no_server(cause)
+            raise ModelCallError(self._unreachable, model=self.config.model, attempts=attempt, fatal=True,
+                                 unreachable=True) from error
+        return True
+
+    def _no_server(self, cause: str) -> str:
+        """One line: which address failed how, and what to set."""
+        from urllib.parse import urlsplit
+
+        bases = [d["api_base"] for d in self._deployments if d.get("api_base")] or (
+            [self.config.api_base] if self.config.api_base else [])
+        where = ", ".join(bases) if bases else "the provider's default address"
+        every = "every server" if len(bases) > 1 else "the server"
+        if cause == "unknown host":
+            if not bases:
+                return (f"{self.config.model}: no server reached: the provider's host name does not resolve (unknown "
+                        "host); check the network, or set --api-base to a server you can reach")
+            hosts = ", ".join(sorted({urlsplit(b).hostname or b for b in bases}))
+            return (f"{self.config.model}: no server reached: the host name {hosts} does not resolve (unknown host); "
+                    "check --api-base")
+        return (f"{self.config.model}: no server reached: nothing listens at {where} (connection refused); start "
+                f"{every} or set --api-base to the address it listens on")
 
     def _completion(self, response: Any, convo: list[dict], key: str, attempts: int, latency: float) -> Completion:
         choices = getattr(response, "choices", None) or []

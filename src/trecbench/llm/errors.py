@@ -12,11 +12,14 @@ class ModelCallError(LLMError):
     `fatal` is True when every further call would fail the same way (authentication, permission, unknown
     model, unsupported parameter): the run should stop. Otherwise the failure belongs to this one request
     (retries exhausted, prompt too long, content refused) and the caller records it and goes on.
+    `unreachable` is True when no server was ever reached (nothing listens, the host name does not
+    resolve): the request was never really asked, so nothing is logged for it.
     """
 
     def __init__(self, message: str, *, model: str = "", status: int | None = None, attempts: int = 0,
-                 fatal: bool = False, retryable: bool = False):
+                 fatal: bool = False, retryable: bool = False, unreachable: bool = False):
         super().__init__(message)
+        self.unreachable = unreachable
         self.model = model
         self.status = status
         self.attempts = attempts

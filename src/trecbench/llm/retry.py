@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import socket
 import time
 from email.utils import parsedate_to_datetime
 from typing import Any, Literal
@@ -66,6 +67,62 @@ def out_of_quota(exc: BaseException) -> bool:
     return any("insufficient_quota" in (p if isinstance(p, str) else repr(p)) for p in parts if p is not None)
 
 
+def missing_credentials(exc: BaseException) -> bool:
+    """True when the request carried no API key: the openai SDK's "Missing credentials" (litellm passes it on as
+    a 500), its "api_key client option must be set", or a server's 401 that says so."""
+    text = str(exc)
+    return "Missing credentials" in text or "api_key client option must be set" in text
+
+
+def unreachable(exc: BaseException) -> str | None:
+    """`connection refused` or `unknown host` when the request reached no server, read along the exception's
+    causes (the SDKs wrap the socket's error twice or three times); None otherwise (a timeout, a reset
+    connection or an HTTP error says a server may be there)."""
+    seen: set[int] = set()
+    error: BaseException | None = exc
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(error, socket.gaierror):
+            return "unknown host"
+        error = error.__cause__ or error.__context__
+    return None
+
+
+class FirstContact:
+    """The rule that stops a run whose first calls all fail for a reason no retry fixes (nothing listens at
+    the server's address, its host name does not resolve): until some server has answered, an unreachable
+    server costs no request a failure row; once every deployment has failed `STRIKES` times that way and
+    none has answered, the run stops. After the first answer a refused connection is a passing fault
+    (a server restarting) and is retried as any other.
+
+    `places` is the number of deployments; a failure whose deployment is unknown (litellm's Router) counts
+    towards all of them together.
+    """
+
+    STRIKES = 3
+
+    def __init__(self, places: int = 1):
+        self.places = max(1, places)
+        self.answered = False
+        self._strikes: dict[int, int] = {}
+
+    def answer(self) -> None:
+        """A server answered (a reply, or any HTTP status): the address works."""
+        self.answered = True
+
+    def strike(self, place: int | None) -> bool:
+        """An unreachable failure at deployment `place`; True when the run should stop now."""
+        if self.answered:
+            return False
+        key = -1 if place is None else place
+        self._strikes[key] = self._strikes.get(key, 0) + 1
+        if all(self._strikes.get(i, 0) >= self.STRIKES for i in range(self.places)):
+            return True
+        return -1 in self._strikes and sum(self._strikes.values()) >= self.STRIKES * self.places
+
+
 def classify(exc: BaseException) -> Verdict:
     """`retry` for rate limits, server errors, timeouts and lost connections; `item` for a problem with this
     one request (prompt too long, content refused, other 4xx); `fatal` when every call would fail alike
@@ -73,6 +130,8 @@ def classify(exc: BaseException) -> Verdict:
     names = _names(exc)
     if names & _ITEM_NAMES:
         return "item"
+    if missing_credentials(exc):
+        return "fatal"  # litellm reports the SDK's missing key as a 500; no retry brings a key
     if names & _FATAL_NAMES:
         return "fatal"
     status = status_of(exc)

@@ -162,7 +162,8 @@ class OpenAITransport:
     With several endpoints each request goes to the one with the fewest requests in flight (ties in turn),
     which spreads load over replicas of one model as well as a shuffle and adapts to a slow replica; a
     failing endpoint leaves the rotation (see Breaker). When it left and another endpoint is up, the
-    error carries `retry_elsewhere = True`: the client retries the call at once, on another endpoint.
+    error carries `retry_elsewhere = True`: the client retries the call at once, on another endpoint. Every
+    error carries `deployment`, the index of the endpoint that failed.
     """
 
     def __init__(self, endpoints: Sequence[Endpoint]):
@@ -199,6 +200,7 @@ class OpenAITransport:
             response = await deadline(clients[i].chat.completions.create(
                 model=self.endpoints[i].model, messages=messages, timeout=timeout, **params), timeout)
         except BaseException as e:
+            e.deployment = i  # type: ignore[attr-defined]  # which one failed, for the client's first-contact rule
             status = getattr(e, "status_code", None)
             connection = isinstance(e, (APIConnectionError, TimeoutError))  # refused, reset, timed out
             if not connection and not (isinstance(status, int) and status >= 500):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import socket
 import sqlite3
 from typing import Iterable
 
@@ -90,14 +91,33 @@ def create_app(workspace: WorkspaceLike, *, require_token: bool, double: bool = 
     return app
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on `host`:`port`, bound before anyone is told the URL (so the URL printed is ours).
+
+    Raises OSError when the address cannot be had: EADDRINUSE when another program listens on the port,
+    socket.gaierror when the host name does not resolve."""
+    # as uvicorn binds (its Config.bind_socket): IPv6 for an address with a colon, IPv4 for any other (so
+    # `localhost` is 127.0.0.1); a port left in TIME_WAIT by our last run is free, one another program listens on is not
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
 def serve(workspace: WorkspaceLike, *, host: str = "127.0.0.1", port: int = 8000, double: bool = False,
           require_token: bool | None = None, pool: str | None = None, allowed_hosts: Iterable[str] = (),
-          proxies: Iterable[str] = ()) -> None:
+          proxies: Iterable[str] = (), sock: socket.socket | None = None) -> None:
     """Run the app with uvicorn until interrupted; tokens are required unless bound to a loopback address.
 
     `proxies` are the addresses (or networks) of the reverse proxies in front: only a connection from one
     of them may name the client in `X-Forwarded-For` (what wrong tokens are throttled by); without them the
-    header is ignored, whoever sends it (uvicorn would otherwise believe any loopback connection)."""
+    header is ignored, whoever sends it (uvicorn would otherwise believe any loopback connection).
+    `sock` is the socket `listen` bound (None: bound here)."""
     import logging
 
     import uvicorn
@@ -113,7 +133,7 @@ def serve(workspace: WorkspaceLike, *, host: str = "127.0.0.1", port: int = 8000
     config = uvicorn.Config(app, host=host, port=port, log_level="info", proxy_headers=bool(trusted),
                             forwarded_allow_ips=trusted or None)
     logging.getLogger("uvicorn.access").addFilter(auth.hide_tokens)  # after Config, which sets up logging
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=[sock or listen(host, port)])
 
 
 # ---- pages (plain functions: Starlette runs them in its thread pool, each thread with its own connection) ----

@@ -141,7 +141,9 @@ def _ir_measure(name: str):
     try:
         m = ir_measures.parse_measure(name)
     except Exception as e:  # ir_measures raises several kinds on a bad name
-        raise MeasureError(f"{name}: not a measure name ({e}); supported: {_SUPPORTED} "
+        close = closest_names(name)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise MeasureError(f"{name}: not a measure name ({e}); {hint}supported: {_SUPPORTED} "
                            "and trec_eval names such as map, ndcg_cut.10, P.10, official, all_trec") from None
     supported = getattr(type(m), "SUPPORTED_PARAMS", {})
     unknown = sorted(set(m.params) - set(supported))
@@ -149,6 +151,41 @@ def _ir_measure(name: str):
         raise MeasureError(f"{name}: {m.NAME} has no parameter {', '.join(map(repr, unknown))} "
                            f"(its parameters: {', '.join(sorted(supported)) or 'none'})")
     return m
+
+
+# trec_eval's families under the ir-measures name they are asked for with a cutoff (`map@10` means AP@10)
+_IR_NAME = {**{family: measure for measure, family in _IRM.items()}, "ndcg_cut": "nDCG", "map_cut": "AP",
+            "precision": "P", "mrr": "RR"}
+_IR_NAMES = [*_IRM, "Judged", "NumRelRet", "SetRelP"]
+_CLOSE = 75.0  # rapidfuzz ratio (0-100) from which a name is offered as the one meant
+
+
+def closest_names(name: str, limit: int = 3) -> list[str]:
+    """The measure names closest to a name that is none (`ndcg@10` -> nDCG@10), its cutoff and parameters kept.
+
+    A measure written in another case or under its trec_eval family name (`map@10`, `recall@100`) comes
+    first; then the ir-measures and trec_eval names that rapidfuzz finds close to it.
+    """
+    from rapidfuzz import fuzz, process
+
+    m = re.match(r"[A-Za-z_]+", name)
+    if m is None:
+        return []
+    head, rest = m.group(0), name[m.end():]
+    by_lower = {n.lower(): n for n in _IR_NAMES}
+    out: list[str] = []
+    same = by_lower.get(head.lower()) or _IR_NAME.get(head.lower())
+    if same is not None:
+        out.append(same + rest)
+    if rest:  # the cutoff or parameters belong to an ir-measures name
+        choices = _IR_NAMES
+    else:
+        choices = [*_IR_NAMES, *(f for f in REGISTRY if f not in _IR_NAME or f in _IRM.values()), *SETS]
+    for found, _, _ in process.extract(head, choices, scorer=fuzz.ratio, processor=str.lower, limit=limit,
+                                       score_cutoff=_CLOSE):
+        if found + rest not in out:
+            out.append(found + rest)
+    return out[:limit]
 
 
 class _Asked(NamedTuple):

@@ -24,6 +24,8 @@ def test_the_headline_names_the_relevance_level_of_its_relevant_count(built):  #
     qrels = workspace_qrels(built["bench"]).qrels
     relevant = int((qrels["relevance"] >= 1).sum())
     assert f"({relevant:,} relevant (grade &gt;= 1)" in section(built["html"], "overview")
+    pool = section(built["html"], "pool")
+    assert pool.count("relevant: grade &gt;= 1") == 2  # the captions of the per-run and per-topic counts
 
 
 def test_every_comparison_with_the_baseline_is_listed_and_exported_as_csv_and_latex(built):  # noqa: F811  (the fixture imported from test_report)

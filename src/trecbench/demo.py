@@ -157,7 +157,7 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: Any = None, api_ba
         raise DemoStopped(f"{model} drafted no nugget: no answer can be scored", failures)
     n_nuggets = sum(len(t.nuggets) for t in topics_nuggets)
 
-    retrieval = evaluate(qrels_path, [str(r) for r in runs], list(MEASURES)).sort_values(MEASURES[0],
+    retrieval = evaluate(qrels_path, [str(r) for r in runs], list(MEASURES)).sort_values(MEASURES[0], kind="stable",
                                                                                            ascending=False)
     step("retrieval scored")
     answer_files = sorted(str(p) for p in (sample / "answers").glob("*.jsonl"))
@@ -172,7 +172,7 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: Any = None, api_ba
     failures += [f"answers {run} {qid}: {error}" for run, qid, error in answer_scores.incomplete]
     answers = answer_scores.frame.xs("all", level="query_id") if "query_id" in answer_scores.frame.index.names \
         else answer_scores.frame
-    answers = answers.sort_values(answers.columns[0], ascending=False)
+    answers = answers.sort_values(answers.columns[0], ascending=False, kind="stable")
     step("answers scored")
     evidence_scores = evaluate_evidence(evidence_from_nuggets(topics_nuggets), str(sample / "contexts.jsonl"),
                                         k=EVIDENCE_K, permissions=str(sample / "permissions.jsonl"),

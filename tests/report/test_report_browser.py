@@ -45,7 +45,7 @@ def test_the_report_renders_offline_with_every_section_visible(tmp_path, browser
     assert page.locator("#answers table.scores tbody tr").count() == 2
     assert page.locator("#cost table tbody tr").count() == 3
     figures = page.locator("svg.figure")
-    assert figures.count() == 4  # intervals, heatmap, funnel, pool
+    assert figures.count() == 5  # intervals, heatmap, differences from the baseline, funnel, pool
     for i in range(figures.count()):
         box = figures.nth(i).bounding_box()
         assert box and box["width"] > 200 and box["height"] > 80
@@ -66,7 +66,8 @@ def test_a_report_without_data_renders_and_says_what_would_fill_it(tmp_path, bro
     page, problems, outside = open_offline(browser, out)
     for heading in HEADINGS:
         assert page.get_by_role("heading", name=heading, exact=True).is_visible(), heading
-    assert page.locator(".missing").count() == 7  # retrieval and per-topic, answers, evidence, pool, agreement, cost
+    # retrieval and per-topic, comparisons, answers, evidence, pool, reusability, agreement, audit, cost
+    assert page.locator(".missing").count() == 10
     assert page.locator("#retrieval .missing code").inner_text().startswith("trecbench report -w BENCH")
     page.screenshot(path=str(tmp_path / "empty.png"), full_page=True)
     assert problems == [] and outside == []

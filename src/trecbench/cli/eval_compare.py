@@ -116,6 +116,9 @@ def _retrieval_scores(qrels_path, baseline, runs, measures, judged_k, judged_thr
                              judged_k=judged_k if judged_threshold > 0 else None)
     except MeasureError as e:
         raise click.BadParameter(str(e), param_hint="'-m'") from None
+    from trecbench.evaluation.retrieval.output import relevance_rule
+
+    click.echo(relevance_rule(1), err=True)  # score_runs' default level, as `eval retrieval` without -l
     for note in notes:
         click.echo(f"warning: {note}", err=True)
     for warning in low_judged(results, judged_threshold):

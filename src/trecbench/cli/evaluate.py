@@ -86,7 +86,9 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
               corpus_spans, cover, qrels_spans, level) -> None:
     """Score RUN files against --qrels or -w BENCH with trec_eval's numbers.
 
-    Several runs give one table, a row per run. --format trec_eval prints, for each run, exactly
+    Several runs give one table, a row per run, best first by the first measure (ties in the order
+    given); a first line on stderr names the relevance level and the order (`relevant: grade >= 1;
+    runs best first by AP`). --format trec_eval prints, for each run, exactly
     what `trec_eval -c [-q] -m ...` prints (the chosen version). Files may be gzipped; `-` reads
     standard input (the qrels or one run). A run whose mean Judged@10 is below 0.9 is warned about,
     with its worst topics: its scores count unjudged documents as non-relevant.
@@ -130,8 +132,10 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
                                  projection=projection)
         except MeasureError as e:
             raise click.BadParameter(str(e), param_hint="'-m'") from None
+    results = out.best_first(results)
     if projection is not None:
         click.echo(notes.pop(0), err=True)  # the level and rule: not a warning
+    click.echo(out.level_and_order(results, rel_level), err=True)
     for warning in [*notes, *low_judged(results, judged_threshold)]:
         click.echo(f"warning: {warning}", err=True)
     if against:

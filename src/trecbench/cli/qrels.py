@@ -53,8 +53,10 @@ def stats(qrels_file: str, fmt: str) -> None:
       trecbench qrels stats qrels.txt --format json > qrels-stats.json
     """
     from trecbench.qrels import qrels_stats, read_qrels
+    from trecbench.evaluation.retrieval.output import relevance_rule
 
     print_table(qrels_stats(read_qrels(qrels_file)), fmt)
+    click.echo(f"{relevance_rule(1)} (the `relevant` column: every grade above 0)", err=True)
 
 
 @qrels.command()

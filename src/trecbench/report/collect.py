@@ -16,6 +16,8 @@ import pandas as pd
 
 from trecbench.helpers.progress import SilentProgress
 from trecbench.errors import InputError
+from trecbench.report.checks import AuditSection, JudgePair, ReuseSection, audit_section, judge_pairs, reuse_section
+from trecbench.report.missing import Missing
 from trecbench.report.scores import ScoreTable, score_table
 
 if TYPE_CHECKING:
@@ -51,14 +53,6 @@ class ReportOptions:
 
 
 @dataclass(frozen=True)
-class Missing:
-    """Why a section is empty, and a command that would fill it."""
-
-    reason: str
-    command: str
-
-
-@dataclass(frozen=True)
 class RunSource:
     path: str
     name: str | None  # None: the run's tag names it
@@ -86,6 +80,7 @@ class Overview:
     vital: int
     approved: int
     runs: int
+    rel_level: int = 1  # lowest grade counted as relevant in `relevant` (and every binary measure)
 
 
 @dataclass
@@ -95,6 +90,8 @@ class RetrievalSection:
     intervals_svg: str = ""
     heatmap_svg: str = ""
     heatmap_measure: str = ""
+    differences_svg: str = ""  # per-topic difference of each run from the baseline, by the first measure
+    scored: dict[str, str] = field(default_factory=dict)  # run file name: path, of the runs scored
     topics: int = 0
     notes: list[str] = field(default_factory=list)
     missing: Missing | None = None
@@ -163,6 +160,7 @@ class AgreementSection:
     threshold: int = 1
     missing: Missing | None = None
     validation: Any = None  # trecbench.judging.validate.Validation of the newest validation sample, if people judged it
+    compared: list[JudgePair] = field(default_factory=list)  # confusion matrix and system-ordering correlation
 
 
 @dataclass
@@ -182,6 +180,8 @@ class Report:
     pool: PoolSection
     agreement: AgreementSection
     cost: CostSection
+    reuse: ReuseSection = field(default_factory=ReuseSection)
+    audit: AuditSection = field(default_factory=AuditSection)
 
 
 SECTIONS = 6  # progress steps besides two per run: qrels, answers, evidence, pool, agreement, model calls
@@ -215,19 +215,21 @@ def build_report(workspace: WorkspaceLike, options: ReportOptions | None = None,
     bar.update()
     bar.set_description_str("pool")
     pool = pool_section(ws, pool_frame, qrels, options)
+    reuse = reuse_section(ws, qrels, options)
     bar.update()
     bar.set_description_str("judge agreement")
-    agreement = agreement_section(ws, options)
+    agreement = agreement_section(ws, options, retrieval.scored)
     from trecbench.judging.validate import report_validation
 
     agreement.validation = report_validation(ws, threshold=options.threshold)
+    audit = audit_section(ws)
     bar.update()
     bar.set_description_str("model calls")
     cost = cost_section(ws)
     bar.update()
     overview = _overview(ws, qrels, propagated, pool_frame, options, len(retrieval.table.runs) if retrieval.table
                          else 0)
-    return Report(overview, retrieval, answers, evidence, pool, agreement, cost)
+    return Report(overview, retrieval, answers, evidence, pool, agreement, cost, reuse, audit)
 
 
 def _check_measures(measures: Sequence[str]) -> None:
@@ -315,6 +317,7 @@ def retrieval_section(qrels: pd.DataFrame | None, sources: list[RunSource], opti
             try:
                 frame, low = future.result()
                 frames.append((source, frame))
+                section.scored[Path(source.path).name] = source.path
                 section.notes.extend(f"unjudged documents: {warning}" for warning in low)
             except InputError as e:
                 if source.origin == "--runs":
@@ -348,7 +351,20 @@ def retrieval_section(qrels: pd.DataFrame | None, sources: list[RunSource], opti
     grid = table.per_topic[first].unstack("query_id").reindex(table.runs)
     grid = grid[sorted(grid.columns, key=natural_key)]
     section.heatmap_svg = plots.heatmap(grid, measure=first)
+    section.differences_svg = _differences_svg(table, first)
     return section
+
+
+def _differences_svg(table: ScoreTable, measure: str) -> str:
+    """Each run's per-topic difference from the baseline by `measure` (no figure without a baseline)."""
+    from trecbench.report import plots
+
+    if table.baseline is None:
+        return ""
+    scores = table.per_topic[measure].unstack("run")
+    others = [r for r in table.runs if r != table.baseline]
+    return plots.difference_plot(scores[others].sub(scores[table.baseline], axis=0), measure=measure,
+                                 baseline=table.baseline)
 
 
 def _named(frames: list[tuple[RunSource, pd.DataFrame]], notes: list[str]) -> pd.DataFrame:
@@ -500,8 +516,9 @@ def _topic_counts(frame: pd.DataFrame, qrels: pd.DataFrame | None, rel_level: in
     return topics.astype("int64")
 
 
-def agreement_section(ws: Workspace, options: ReportOptions) -> AgreementSection:
-    from trecbench.qrels.agreement import agreement
+def agreement_section(ws: Workspace, options: ReportOptions, runs: dict[str, str] | None = None) -> AgreementSection:
+    """Each judge's counts, Cohen's kappa of every two judges with `min_common` pairs in common, and for those
+    the confusion matrix and how alike the orderings of `runs` (name: file) by the first measure are."""
     from trecbench.qrels.select import latest_per_judge
 
     section = AgreementSection(min_common=options.min_common, threshold=options.threshold)
@@ -527,6 +544,16 @@ def agreement_section(ws: Workspace, options: ReportOptions) -> AgreementSection
             columns={"grade": "relevance"}).astype({"relevance": "int64"})
     keys = {label: set(zip(f["query_id"], f["doc_id"])) for label, f in by_judge.items()}
     labels = sorted(by_judge, key=lambda x: (-len(keys[x]), x))
+    _kappas(section, by_judge, keys, labels, options)
+    section.compared = judge_pairs(by_judge, [(p.a, p.b) for p in section.pairs], runs or {}, options.measures[0],
+                                   options.threshold)
+    return section
+
+
+def _kappas(section: AgreementSection, by_judge: dict[str, pd.DataFrame], keys: dict[str, set], labels: list[str],
+            options: ReportOptions) -> None:
+    from trecbench.qrels.agreement import agreement
+
     for i, a in enumerate(labels):
         for b in labels[i + 1:]:
             common = len(keys[a] & keys[b])
@@ -537,7 +564,6 @@ def agreement_section(ws: Workspace, options: ReportOptions) -> AgreementSection
             result = agreement(by_judge[a], by_judge[b], threshold=options.threshold)
             section.pairs.append(AgreementRow(a, b, result.pairs, result.kappa, result.kappa_linear,
                                               result.kappa_binary))
-    return section
 
 
 def _joined(values) -> str | None:
@@ -558,9 +584,11 @@ def cost_section(ws: Workspace) -> CostSection:
     conn = ws.connection()
     usage = ResponseCache(conn).usage_by_purpose()
     if not usage:
-        section.missing = Missing("No model calls are recorded in this workspace (judging, nugget drafting and "
-                                  "assignment with a model log every call, cached or not).",
-                                  "trecbench judge llm -w BENCH --model openai/gpt-4o-mini --dry-run")
+        section.missing = Missing("No model calls are recorded in this workspace. Calls are recorded, with their "
+                                  "tokens and cost, when a model judges the pool (`judge llm` without --dry-run: "
+                                  "a dry run only estimates and records nothing), drafts nuggets (`nuggets draft "
+                                  "--model`) or assigns nuggets to answers (`eval answers --assigner llm`).",
+                                  "trecbench judge llm -w BENCH --model openai/gpt-4o-mini")
         return section
     models = models_by_purpose(conn)
     for purpose in sorted(usage):
@@ -592,6 +620,7 @@ def _overview(ws: Workspace, qrels: pd.DataFrame | None, propagated: int, pool: 
         qrels_topics=int(qrels["query_id"].nunique()) if qrels is not None else 0,
         qrels_pairs=len(qrels) if qrels is not None else 0,
         relevant=int((qrels["relevance"] >= max(1, options.threshold)).sum()) if qrels is not None else 0,
-        propagated=propagated, prefer=options.prefer, pool=str(pool.attrs.get("name")) if pool is not None else None,
+        rel_level=max(1, options.threshold), propagated=propagated,
+        prefer=options.prefer, pool=str(pool.attrs.get("name")) if pool is not None else None,
         nuggets=int(nuggets or 0), vital=int(vital or 0), approved=int(approved or 0), runs=runs)
 

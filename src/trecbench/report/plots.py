@@ -6,6 +6,7 @@ a `$` in a run name stays a `$`), and matplotlib escapes them in the SVG.
 """
 from __future__ import annotations
 
+import html
 import io
 import math
 import re
@@ -42,7 +43,7 @@ def _svg(fig, name: str) -> str:
     # inline SVG in HTML needs no namespace declarations; dropping them leaves no URL in the file
     head_end = text.index(">")
     head = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", text[:head_end])
-    head = head.replace("<svg", f'<svg role="img" aria-label="{name}" class="figure"', 1)
+    head = head.replace("<svg", f'<svg role="img" aria-label="{html.escape(name)}" class="figure"', 1)
     return head + text[head_end:]
 
 
@@ -146,3 +147,21 @@ def pool_plot(topics: pd.DataFrame) -> str:
         ax.set_ylabel("pooled documents")
         ax.legend(frameon=False, fontsize=8, ncols=3, loc="upper left", bbox_to_anchor=(0, 1.18))
         return _svg(fig, "pool size per topic")
+
+
+def difference_plot(differences: pd.DataFrame, *, measure: str, baseline: str) -> str:
+    """Per run (a panel each, best run first), its per-topic difference from the baseline, topics sorted from
+    the largest gain to the largest loss: where a run wins and where it loses, as TREC overviews show it."""
+    plt = _pyplot()
+    runs = list(differences.columns)
+    with plt.rc_context(_style(f"differences-{measure}")):
+        fig, axes = plt.subplots(len(runs), 1, figsize=(6.4, 0.6 + 1.5 * len(runs)), sharex=True, squeeze=False)
+        for ax, run in zip(axes[:, 0], runs):
+            d = differences[run].dropna().sort_values(ascending=False).to_numpy(dtype=float)
+            ax.bar(np.arange(len(d)), d, width=0.85, color=["#15803d" if v > 0 else "#b91c1c" for v in d])
+            ax.axhline(0, color="#0f172a", lw=0.6)
+            ax.set_ylabel(short(str(run), 16), rotation=0, ha="right", va="center")
+            ax.grid(axis="y", color="#e2e8f0")
+        axes[-1, 0].set_xlabel(f"topics, sorted by the run's {measure} minus {short(baseline)}'s")
+        axes[-1, 0].set_xticks([])
+        return _svg(fig, f"per-topic {measure} difference from {baseline}")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TYPE_CHECKING
 
 from trecbench.report.collect import Report
-from trecbench.report.scores import BASELINE, BETTER, WORSE
+from trecbench.report.scores import BASELINE, BETTER, WORSE, differences_csv, differences_latex
 
 if TYPE_CHECKING:
     from trecbench.store.workspace import WorkspaceLike
@@ -53,13 +53,21 @@ def _pvalue(value: Any) -> str:
     return "< 0.0001" if value < 1e-4 else f"{value:.4f}"
 
 
+def _datauri(text: str, mime: str) -> str:
+    """`text` as a data: URL, so a download link needs no file and no script beside the report."""
+    from urllib.parse import quote
+
+    return f"data:{mime};charset=utf-8,{quote(text, safe='')}"
+
+
 def environment():
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(num=_num, n=_count, money=_money, pvalue=_pvalue)
-    env.globals.update(BETTER=BETTER, WORSE=WORSE, BASELINE=BASELINE)
+    env.filters.update(num=_num, n=_count, money=_money, pvalue=_pvalue, datauri=_datauri)
+    env.globals.update(BETTER=BETTER, WORSE=WORSE, BASELINE=BASELINE, differences_csv=differences_csv,
+                       differences_latex=differences_latex)
     return env
 
 

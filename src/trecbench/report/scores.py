@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 BETTER, WORSE, SAME, BASELINE = "better", "worse", "same", "baseline"
+DIFFERENCE_COLUMNS = ["run", "baseline", "measure", "run_mean", "baseline_mean", "difference", "ci_low", "ci_high",
+                      "p_holm", "result"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,16 @@ class ScoreTable:
 
     def cell(self, run: str, measure: str) -> Cell:
         return self.cells[(run, measure)]
+
+    def differences(self) -> pd.DataFrame:
+        """Every comparison with the baseline, one row per (run, measure), runs best first: the means, the
+        difference, its 95% interval, the Holm-adjusted p and the result (better, worse, same)."""
+        rows = [{"run": r, "baseline": self.baseline, "measure": m, "run_mean": self.cells[(r, m)].mean,
+                 "baseline_mean": self.cells[(self.baseline, m)].mean, "difference": self.cells[(r, m)].diff,
+                 "ci_low": self.cells[(r, m)].diff_low, "ci_high": self.cells[(r, m)].diff_high,
+                 "p_holm": self.cells[(r, m)].p, "result": self.cells[(r, m)].mark}
+                for r in self.runs if self.baseline is not None and r != self.baseline for m in self.measures]
+        return pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS)
 
     def frame(self) -> pd.DataFrame:
         """A flat table: run, measure, mean, low, high, topics, mark, diff, p."""
@@ -150,3 +162,39 @@ def bootstrap_intervals(columns: list[np.ndarray], *, iterations: int = 10000, s
         for k, i in enumerate(members):
             out[i] = (float(low[k]), float(high[k]), n)
     return out  # type: ignore[return-value]
+
+
+def differences_csv(table: ScoreTable) -> str:
+    """`ScoreTable.differences` as CSV (full precision; an undefined value is empty)."""
+    return table.differences().to_csv(index=False, lineterminator="\n", na_rep="")
+
+
+_LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                                                       "\\": r"\textbackslash{}"}
+
+
+def latex_text(text: object) -> str:
+    """Text with LaTeX's special characters escaped, so a run name cannot break the table."""
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text))
+
+
+def differences_latex(table: ScoreTable, caption: str) -> str:
+    """`ScoreTable.differences` as a LaTeX tabular (booktabs), significant differences in bold."""
+
+    def num(v: float) -> str:
+        return "--" if v != v else f"{v:.4f}"
+
+    def p(v: float) -> str:
+        return "--" if v != v else ("$<$0.0001" if v < 1e-4 else f"{v:.4f}")
+
+    lines = [r"\begin{table}", r"\centering", r"\caption{" + latex_text(caption) + "}",
+             r"\begin{tabular}{llrrrrl}", r"\toprule",
+             r"run & measure & mean & difference & 95\% interval & Holm $p$ & result \\", r"\midrule"]
+    for row in table.differences().itertuples(index=False):
+        diff = f"{row.difference:+.4f}" if row.difference == row.difference else "--"
+        if row.result in (BETTER, WORSE):
+            diff = r"\textbf{" + diff + "}"
+        lines.append(f"{latex_text(row.run)} & {latex_text(row.measure)} & {num(row.run_mean)} & {diff} & "
+                     f"[{num(row.ci_low)}, {num(row.ci_high)}] & {p(row.p_holm)} & {row.result} \\\\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)

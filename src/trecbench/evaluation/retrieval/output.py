@@ -163,6 +163,43 @@ def write_results(results: list[RunScores], stream: IO[str], fmt: str = "table",
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
 
 
+def first_mean(results: list[RunScores]) -> str | None:
+    """The measure runs are ordered by: the first one asked for that has a numeric mean (not runid, num_q)."""
+    for s in in_asked_order(results[0]) if results else ():
+        if s.in_summary and s.kind not in (LONG, STRING):
+            return s.label
+    return None
+
+
+def best_first(results: list[RunScores]) -> list[RunScores]:
+    """Runs best first by `first_mean` (the report's and the demo's order; ties keep the input order, runs
+    without a mean come last): one order for every output, so a table and the report list the same run first."""
+    label = first_mean(results)
+    if label is None:
+        return list(results)
+
+    def mean(res: RunScores) -> float:
+        # first_mean skips LONG and STRING measures: this summary is a number
+        value = next((float(s.summary) for s in res.scores  # type: ignore[arg-type]
+                      if s.label == label and s.in_summary), float("nan"))
+        return -value if value == value else float("inf")
+
+    return sorted(results, key=mean)  # sorted is stable: equal means keep the input order
+
+
+def relevance_rule(level: int) -> str:
+    """The one wording of the relevance level, in every output that depends on it (`eval`, `qrels stats`,
+    the report's headline)."""
+    return f"relevant: grade >= {level}"
+
+
+def level_and_order(results: list[RunScores], rel_level: int) -> str:
+    """The first line on stderr: the relevance level the scores used and the order of the runs."""
+    label = first_mean(results)
+    order = f"runs best first by {label}" if label and len(results) > 1 else ""
+    return "; ".join(x for x in (relevance_rule(rel_level), order) if x)
+
+
 def coverage_notes(results: list[RunScores]) -> list[str]:
     """A sentence per run whose topics differ from the qrels': the qrels topics it lacks, the ones the qrels lack."""
     notes = []

@@ -362,7 +362,7 @@ def test_a_release_names_its_corpus_version_and_verify_checks_the_corpus_against
     v2 = [json.loads(line) for line in (VERSIONS / "v2.jsonl").read_text().splitlines()]
     assert (named["name"], named["passages"]) == ("v2", len(v2))
     same = cli_run("release", "verify", out, "--corpus", VERSIONS / "v2.jsonl", "--quiet")
-    assert same.exit_code == 0 and "(the corpus is its corpus version v2): unchanged" in same.stdout
+    assert same.exit_code == 0 and ": unchanged (the corpus is its corpus version v2)" in same.stdout
     other = cli_run("release", "verify", out, "--corpus", VERSIONS / "v1.jsonl", "--quiet")
     assert other.exit_code == 1
     assert (f"corpus\tthe corpus is not the release's corpus version v2 ({len(v2)} passages, fingerprint "

@@ -224,7 +224,8 @@ def judge_page(request: Request) -> Response:
         prev_doc=state.neighbour(docid, who, bench.per_pair, -1),
         next_doc=state.neighbour(docid, who, bench.per_pair, +1),
         show_suggestion=show_suggestion,
-        suggestion=queries.model_suggestion(bench.ws, qid, docid) if show_suggestion else None,
+        # read even when hidden: the link to show it is offered only when a model did judge the pair
+        suggestion=None if blind else queries.model_suggestion(bench.ws, qid, docid),
         suggest_href=None if blind else href("/judge", qid=qid, docid=docid, suggest="1"),
         topic_href=href("/topic", qid=qid), grades=GRADES)
 

@@ -81,3 +81,40 @@ def test_the_model_suggestion_is_offered_only_when_a_model_judged_the_pair(bench
     assert "show model suggestion" not in unjudged and 'id="show-suggestion"' not in unjudged
     judged = client.get("/judge", params={"qid": "1", "docid": "d3"}).text
     assert 'id="show-suggestion"' in judged and "suggested-grade" not in judged
+
+
+# ---- phones ----
+
+PHONE = {"width": 390, "height": 844}
+LONG_QUESTION = ("how do the photovoltaic cells of rooftop solar panels convert sunlight into household electricity "
+                 "and what limits their efficiency on cloudy winter days")
+
+
+@pytest.fixture
+def phone_bench(tmp_path):
+    """A bench whose topic 1 has a long question and a nugget with a long text, judged and edited once."""
+    import json
+
+    bench = make_nugget_bench(tmp_path, [("1", "d1", 2)], [(
+        "Photovoltaic cells turn sunlight into direct current that an inverter converts for the household grid.",
+        "vital")])
+    topics = tmp_path / "topics.jsonl"
+    topics.write_text(json.dumps({"qid": "1", "text": LONG_QUESTION, "narrative": "Anything on solar power."}) + "\n"
+                      + json.dumps({"qid": "2", "text": "wind power"}) + "\n", encoding="utf-8")
+    return bench
+
+
+@pytest.mark.parametrize("path", ["/", "/topic?qid=1", "/judge?qid=1&docid=d1", "/nuggets/1",
+                                  "/nuggets/1/{nid}/history"])
+def test_the_pages_fit_a_phone_390_pixels_wide(phone_bench, browser, path):
+    from test_web_browser import serve
+
+    nid = nugget_id(phone_bench)
+    with serve(phone_bench) as url:
+        page = browser.new_page(viewport=PHONE)
+        page.goto(url + path.format(nid=nid))
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], f"{path} is {width} px wide on a {PHONE['width']} px phone"
+        if path == "/nuggets/1":  # the nugget's text box is about as wide as the screen, not four words
+            box = page.locator("form.edit textarea").first.bounding_box()
+            assert box["width"] >= 0.7 * PHONE["width"]

@@ -2,6 +2,7 @@
 offered only when a model judged the pair, skipping with a comment, the organiser's overview and the scale."""
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -118,3 +119,99 @@ def test_the_pages_fit_a_phone_390_pixels_wide(phone_bench, browser, path):
         if path == "/nuggets/1":  # the nugget's text box is about as wide as the screen, not four words
             box = page.locator("form.edit textarea").first.bounding_box()
             assert box["width"] >= 0.7 * PHONE["width"]
+
+
+# ---- unsure / skip with a comment, and the organiser's overview ----
+
+def csrf(client: TestClient) -> str:
+    from web_support import csrf_of
+
+    return csrf_of(client.get("/").text)
+
+
+def skip(client: TestClient, qid: str, docid: str, comment: str):
+    return client.post("/skip", data={"csrf": csrf(client), "qid": qid, "docid": docid, "comment": comment})
+
+
+def test_a_skip_keeps_the_comment_records_no_grade_and_goes_on_to_the_next_document(bench):
+    client = local_client(bench)
+    page = client.get("/judge", params={"qid": "1", "docid": "d3"}).text
+    assert 'id="skip-form"' in page and 'id="skip-comment"' in page and "<kbd>s</kbd>" in page
+    response = skip(client, "1", "d3", "  the passage  is cut\n mid-sentence ")
+    assert response.url.path == "/judge" and "docid=d2" in str(response.url)  # d1 is judged, d3 skipped
+    ws = Workspace(bench)
+    try:
+        assert [(s.qid, s.docid, s.assessor, s.comment) for s in ws.skips()] == [
+            ("1", "d3", "local", "the passage is cut mid-sentence")]
+        assert [r.docid for r in ws.judgment_rows(kind="human")] == ["d1"]  # no grade for the skipped pair
+    finally:
+        ws.close()
+
+
+def test_skipping_the_last_open_document_shows_the_topic_not_the_same_document_again(bench):
+    client = local_client(bench)
+    response = skip(client, "2", "w2", "")
+    assert "docid=w1" in str(response.url)
+    response = skip(client, "2", "w1", "no idea")
+    assert response.url.path == "/judge" and "docid=w2" in str(response.url)  # the earlier skip, offered again
+    response = skip(client, "2", "w2", "still no idea")
+    assert "docid=w1" in str(response.url)
+    Workspace(bench).record(Judgment("2", "w2", 1, Judge("human", "local")))
+    response = skip(client, "2", "w1", "")
+    assert response.url.path == "/topic" and 'id="finished"' in response.text
+
+
+def test_a_skip_of_a_document_outside_the_pool_is_refused(bench):
+    assert skip(local_client(bench), "1", "w1", "x").status_code == 409
+
+
+def test_the_overview_shows_who_judged_how_much_leases_agreement_what_is_left_and_the_comments(bench):
+    ws = Workspace(bench)
+    ws.record_many([Judgment("1", "d3", 2, Judge("human", "ann")), Judgment("1", "d1", 2, Judge("human", "ann")),
+                    Judgment("1", "d3", 1, Judge("human", "judy"))])
+    ws.close()
+    client = local_client(bench, double=True)
+    skip(client, "1", "d2", "is this <about> solar?")
+    client.post("/next", data={"csrf": csrf(client), "qid": "2"})  # local now holds w2
+    page = client.get("/overview")
+    assert page.status_code == 200
+    html = page.text
+    people = re.findall(r'<tr data-assessor="([^"]+)"><td>[^<]*</td><td class="judged">(\d+)</td>'
+                        r'<td class="skipped">(\d+)</td>', html)
+    assert people == [("ann", "2", "0"), ("judy", "2", "0"), ("local", "0", "1")]
+    assert "<li>local: topic 2, document w2</li>" in html
+    # ann and judy both judged d1 (2 and 2) and d3 (2 and 1): one same grade of two; kappa 0 (expected 1/2)
+    assert re.search(r"<td>ann and judy</td><td>2</td><td>1</td>\s*<td class=\"kappa\">0.00</td>", html)
+    left = dict(re.findall(r'<tr data-qid="([^"]+)">.*?<td class="left">(\d+)</td>', html, re.S))
+    assert left == {"1": "2", "2": "2"}  # double judging: d1 and d3 have two judgments, d2 and d4 none
+    assert "is this &lt;about&gt; solar?" in html and "<about>" not in html
+    assert 'id="nav-overview"' in client.get("/").text
+
+
+def test_the_overview_of_a_pool_nobody_judged_says_so(tmp_path):
+    from web_support import make_bench
+
+    html = local_client(make_bench(tmp_path)).get("/overview").text
+    assert 'id="no-people"' in html and 'id="no-leases"' in html and 'id="no-agreement"' in html
+    assert 'id="no-skips"' in html
+
+
+def test_an_assessor_skips_with_the_keyboard_and_the_comment_is_kept(bench, browser):
+    from test_web_browser import press_and_wait, serve
+
+    with serve(bench) as url:
+        page = browser.new_page()
+        page.goto(url + "/judge?qid=1&docid=d3")
+        page.keyboard.press("s")
+        assert page.evaluate("document.activeElement.id") == "skip-comment"
+        page.keyboard.type("two answers, which one?")  # typed into the box: 2, n, s are not keys here
+        assert page.url.endswith("docid=d3")
+        press_and_wait(page, "Enter")
+        assert "docid=d2" in page.url
+        page.goto(url + "/overview")
+        assert page.locator("#skips td.comment").inner_text() == "two answers, which one?"
+    ws = Workspace(bench)
+    try:
+        assert [(s.docid, s.comment) for s in ws.skips()] == [("d3", "two answers, which one?")]
+    finally:
+        ws.close()

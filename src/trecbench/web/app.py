@@ -70,6 +70,8 @@ def create_app(workspace: WorkspaceLike, *, require_token: bool, double: bool = 
             Route("/open", open_pair, methods=["POST"]),
             Route("/judge", judge_page, methods=["GET"]),
             Route("/judge", judge_post, methods=["POST"]),
+            Route("/skip", skip_post, methods=["POST"]),
+            Route("/overview", overview_page),
             Route("/login", login_page, methods=["GET", "POST"]),
             Route("/logout", logout, methods=["POST"]),
             *nuggets.routes(),
@@ -265,6 +267,53 @@ def _record(bench: Bench, who: str, qid: str, docid: str, grade: int) -> None:
     except sqlite3.Error as e:  # rolled back: the assessor must know that this grade is not recorded
         raise NotSaved(f"Your grade {grade} ({GRADES[grade]}) of document {docid} for topic {qid} was NOT saved", e,
                        back=href("/judge", qid=qid, docid=docid)) from None
+
+
+COMMENT_CHARS = 2000  # a skip's comment is a note to the organiser, not a document
+
+
+async def skip_post(request: Request) -> Response:
+    """The assessor cannot decide: keep the skip and their comment (no grade is recorded), drop their lease
+    and show their next open pair of the topic (the topic page when the skipped pair is all that is left)."""
+    form = await checked_form(request)
+    bench, who = bench_of(request), me(request)
+    qid, docid = field(form, "qid"), field(form, "docid")
+    comment = " ".join((field(form, "comment") or "").split())
+    if not qid or not docid:
+        raise HTTPException(400, "a skip needs qid and docid")
+    if len(comment) > COMMENT_CHARS:
+        raise HTTPException(400, f"a comment is at most {COMMENT_CHARS} characters")
+
+    def run() -> Response:
+        pool = bench.pool()
+        if pool is None or not queries.in_pool(bench.ws, pool, qid, docid):
+            raise HTTPException(409, f"document {docid!r} is not in the pool being judged for topic {qid!r}")
+        try:
+            with bench.ws.transaction():
+                bench.ws.record_skip(qid, docid, who, comment)
+                queries.release(bench.ws, qid, docid, who)
+        except sqlite3.Error as e:
+            raise NotSaved(f"Your skip of document {docid} for topic {qid} was NOT saved", e,
+                           back=href("/judge", qid=qid, docid=docid)) from None
+        following = queries.take_next(bench.ws, bench.topics, pool, qid, who, bench.per_pair, after=docid,
+                                      lease_seconds=bench.lease_seconds)
+        if following is None or following == docid:  # only the skipped pair is left: not offered again at once
+            queries.release(bench.ws, qid, docid, who)
+            return redirect(href("/topic", qid=qid, finished="1"))
+        return redirect(href("/judge", qid=qid, docid=following))
+
+    return await run_in_threadpool(run)
+
+
+def overview_page(request: Request) -> Response:
+    """The organiser's view of the pool being judged: who judged how much, leases held now, agreement between
+    people on the pairs two of them judged, what is left per topic, and the comments of skipped pairs."""
+    bench, who = bench_of(request), me(request)
+    pool = bench.pool()
+    if pool is None:
+        return redirect("/")
+    view = queries.overview(bench.ws, bench.topics, bench.tally.progress(bench.ws, pool, who), pool, bench.per_pair)
+    return render(request, "overview.html", pool=pool, view=view, href=href, grades=GRADES)
 
 
 async def login_page(request: Request) -> Response:

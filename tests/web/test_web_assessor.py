@@ -215,3 +215,123 @@ def test_an_assessor_skips_with_the_keyboard_and_the_comment_is_kept(bench, brow
         assert [(s.docid, s.comment) for s in ws.skips()] == [("d3", "two answers, which one?")]
     finally:
         ws.close()
+
+
+# ---- the relevance scale: one text for people and the model ----
+
+RAG_SCALE = '''
+[scale]
+relevant = 2
+narrative = "Grade how well the passage answers the question for a person writing a report on it."
+
+[[scale.level]]
+grade = 0
+name = "irrelevant"
+definition = "the passage has nothing to do with the question."
+[[scale.level]]
+grade = 1
+name = "related"
+definition = "the passage is on the topic but does not answer the question."
+[[scale.level]]
+grade = 2
+name = "partly answers"
+definition = "the passage answers part of the question."
+[[scale.level]]
+grade = 3
+name = "answers"
+definition = "the passage answers the question, with some extra material."
+[[scale.level]]
+grade = 4
+name = "perfectly answers"
+definition = "the passage is dedicated to the question and answers it completely."
+'''
+
+
+def with_scale(bench, text: str = RAG_SCALE):
+    toml = bench / "trecbench.toml"
+    toml.write_text(toml.read_text(encoding="utf-8") + text, encoding="utf-8")
+    return bench
+
+
+def test_the_judging_page_shows_the_definitions_the_model_is_given(bench):
+    from trecbench.judging.prompts import build_messages, load_prompt
+    from trecbench.llm.prompts import DEFAULT_SCALE
+
+    page = local_client(bench).get("/judge", params={"qid": "1", "docid": "d3"}).text
+    system = build_messages(load_prompt(None), "q", ["p"])[0]["content"]
+    for level in DEFAULT_SCALE.levels:
+        assert f"{level.grade} - {level.definition}" in system
+        assert f'<dd data-grade="{level.grade}">{level.definition}</dd>' in page
+        assert f"<kbd>{level.grade}</kbd> {level.name}</button>" in page
+
+
+def test_the_default_scale_keeps_the_prompt_word_for_word():
+    from trecbench.judging.prompts import load_prompt
+    from trecbench.llm.prompts import DEFAULT_SCALE, RELEVANCE, relevance_prompt
+
+    # the hash is part of every model judge's name: a changed byte would make every earlier judge another
+    assert load_prompt(None).sha256 == "1b7b6d852a9d7f1d1d7e29b45d28b080ccab4fe2bb50dbc87dac36639d40aff5"
+    assert load_prompt("graded-0-3", DEFAULT_SCALE) is load_prompt(None)
+    assert relevance_prompt(DEFAULT_SCALE) == RELEVANCE
+    assert [level.name for level in DEFAULT_SCALE.levels] == ["not relevant", "related", "highly relevant",
+                                                              "perfectly relevant"]
+
+
+def test_a_workspace_declares_a_0_4_scale_used_by_the_page_and_the_model_prompt(bench):
+    from trecbench.judging.prompts import build_messages, load_prompt, parse_grades
+
+    with_scale(bench)
+    ws = Workspace(bench)
+    scale = ws.settings.scale
+    ws.close()
+    assert (scale.max_grade, scale.relevant, scale.names[4]) == (4, 2, "perfectly answers")
+    client = local_client(bench)
+    page = client.get("/judge", params={"qid": "1", "docid": "d3"}).text
+    assert re.findall(r'name="grade" value="(\d)"', page) == ["0", "1", "2", "3", "4"]
+    assert "<kbd>4</kbd> perfectly answers</button>" in page and "<kbd>0</kbd>–<kbd>4</kbd>" in page
+    assert "for a person writing a report on it." in page
+    response = client.post("/judge", data={"csrf": csrf(client), "qid": "1", "docid": "d3", "grade": "4"})
+    assert response.status_code == 200
+    refused = client.post("/judge", data={"csrf": csrf(client), "qid": "1", "docid": "d2", "grade": "5"})
+    assert refused.status_code == 400 and "grade 0-4" in refused.text
+
+    prompt = load_prompt(None, scale)
+    system = build_messages(prompt, "q", ["p"])[0]["content"]
+    assert prompt.name == "graded-0-4" and prompt.max_grade == 4
+    assert "for a person writing a report on it.\n\n4 - the passage is dedicated to the question" in system
+    assert "0 - the passage has nothing to do with the question." in system and '"grade": <0, 1, 2, 3 or 4>' in system
+    assert prompt.response_schema()["schema"]["properties"]["grades"]["items"]["properties"]["grade"]["enum"] == [
+        0, 1, 2, 3, 4]
+    assert prompt.sha256 != load_prompt(None).sha256  # another scale, another judge
+    assert parse_grades('{"grades": [{"passage": "P1", "grade": 4}]}', 1, prompt.max_grade) == [(4, "")]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[scale]\nrelevant = 1\n", "needs 2 to 10 [[scale.level]]"),
+    ('[scale]\n[[scale.level]]\ngrade = 1\nname = "a"\ndefinition = "b"\n'
+     '[[scale.level]]\ngrade = 2\nname = "c"\ndefinition = "d"\n', "level 1 has grade 1"),
+    ('[scale]\nrelevant = 5\n[[scale.level]]\ngrade = 0\nname = "a"\ndefinition = "b"\n'
+     '[[scale.level]]\ngrade = 1\nname = "c"\ndefinition = "d"\n', "relevant = 5"),
+    ('[scale]\n[[scale.level]]\ngrade = 0\nname = ""\ndefinition = "b"\n'
+     '[[scale.level]]\ngrade = 1\nname = "c"\ndefinition = "d"\n', "level 0 needs a name"),
+    ("[scale]\nlevels = 3\n", "unknown key 'levels'"),
+])
+def test_a_scale_that_cannot_be_used_is_refused_with_what_is_wrong(bench, text, message):
+    from trecbench.errors import InputError
+
+    with_scale(bench, "\n" + text)
+    with pytest.raises(InputError, match=re.escape(message)):
+        Workspace(bench)
+
+
+def test_the_multi_criteria_prompt_is_refused_on_another_scale(bench):
+    from trecbench.errors import InputError
+    from trecbench.judging.prompts import load_prompt
+
+    with_scale(bench)
+    ws = Workspace(bench)
+    try:
+        with pytest.raises(InputError, match="written for the 0-3 scale"):
+            load_prompt("multi-criteria", ws.settings.scale)
+    finally:
+        ws.close()

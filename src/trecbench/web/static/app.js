@@ -1,4 +1,4 @@
-// Keyboard shortcuts of the judging page: 0-3 grade the document (and move on), n / p next / previous
+// Keyboard shortcuts of the judging page: 0-3 (the scale's grades) grade the document (and move on), n / p next / previous
 // (buttons of a form: moving to a pair is a post, as it leases the pair).
 "use strict";
 
@@ -7,7 +7,7 @@ document.addEventListener("keydown", (event) => {
   const target = event.target;
   if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement || target.isContentEditable) return;
   const form = document.getElementById("grade-form");
-  if (form && /^[0-3]$/.test(event.key)) {
+  if (form && /^[0-9]$/.test(event.key)) { // a grade the scale has not: no button, nothing sent
     const button = form.querySelector(`button[name="grade"][value="${event.key}"]`);
     if (button && !form.dataset.sent) {
       form.dataset.sent = "1"; // one grade per page view, however fast the keys come

@@ -198,8 +198,8 @@ MIGRATIONS: list[str] = [
     ALTER TABLE judgments ADD COLUMN copied_from INTEGER REFERENCES judgments(id);
     ALTER TABLE judgments ADD COLUMN flag TEXT;   -- 'may be cut': a copy to one passage of a split group
     """,
-    # 7: an assessor who cannot decide skips a pair with a comment (no grade: a skip is never a judgment);
-    #    the organiser reads the comments
+    # 7 (8 after branch marking's span-links migration 7): an assessor who cannot decide skips a pair with a
+    #    comment (no grade: a skip is never a judgment); the organiser reads the comments
     """
     CREATE TABLE skips (
         id INTEGER PRIMARY KEY,

@@ -17,9 +17,8 @@ the web app's session cookies.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from trecbench.errors import InputError
 from trecbench.llm.prompts import DEFAULT_SCALE, Level, Scale
@@ -34,7 +33,7 @@ class Settings:
     name: str
     corpus: str | None = None
     topics: str | None = None
-    scale: Scale = field(default=DEFAULT_SCALE)
+    scale: Scale = DEFAULT_SCALE  # trecbench.toml's [scale] (read, never written: a person declares it)
 
     def to_toml(self) -> str:
         def value(v: str) -> str:
@@ -66,7 +65,7 @@ class Settings:
         )
 
 
-def read_scale(table: Any, where: str) -> Scale:
+def read_scale(table: object, where: str) -> Scale:
     """The `[scale]` table of trecbench.toml as a Scale; InputError naming what is wrong."""
 
     def refuse(message: str) -> InputError:

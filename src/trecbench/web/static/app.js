@@ -2,6 +2,25 @@
 // (buttons of a form: moving to a pair is a post, as it leases the pair).
 "use strict";
 
+// ---- Skipping with a comment (issue 22, the assessor's page): s puts the cursor in the comment box; Enter
+// there posts the skip, Escape leaves the box so that the other keys work again. ----
+document.addEventListener("keydown", (event) => {
+  if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing || event.repeat) return;
+  const box = document.getElementById("skip-comment");
+  if (!box) return;
+  if (event.target === box) {
+    if (event.key === "Escape") box.blur();
+    return;
+  }
+  const target = event.target;
+  if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement || target.isContentEditable) return;
+  if (event.key === "s") {
+    event.preventDefault();
+    box.focus();
+  }
+});
+// ---- end of skipping ----
+
 document.addEventListener("keydown", (event) => {
   if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing || event.repeat) return;
   const target = event.target;
@@ -22,22 +41,3 @@ document.addEventListener("keydown", (event) => {
     }
   }
 });
-
-// ---- Skipping with a comment (issue 22, the assessor's page): s puts the cursor in the comment box; Enter
-// there posts the skip, Escape leaves the box so that the other keys work again. ----
-document.addEventListener("keydown", (event) => {
-  if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing || event.repeat) return;
-  const box = document.getElementById("skip-comment");
-  if (!box) return;
-  if (event.target === box) {
-    if (event.key === "Escape") box.blur();
-    return;
-  }
-  const target = event.target;
-  if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement || target.isContentEditable) return;
-  if (event.key === "s") {
-    event.preventDefault();
-    box.focus();
-  }
-});
-// ---- end of skipping ----

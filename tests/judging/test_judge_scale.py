@@ -1,10 +1,11 @@
-"""A workspace's own relevance scale (trecbench.toml's [scale]) in model judging and `judge validate`."""
+"""A workspace's own relevance scale (trecbench.toml's [scale]) in model judging, `judge validate` and the
+relevance level `eval retrieval -w` scores at."""
 from __future__ import annotations
 
 import json
 import re
 
-from test_judge_validate import bench, sample_pairs, true_grade  # noqa: F401 (bench: a fixture)
+from test_judge_validate import DOCS_PER_TOPIC, TOPICS, bench, sample_pairs, true_grade  # noqa: F401 (bench: a fixture)
 
 SCALE = """
 [scale]
@@ -45,3 +46,24 @@ def test_the_model_judges_and_validate_binarises_on_the_workspaces_scale(bench, 
     assert judge["judge"].startswith("openai/gpt-4o-mini:graded-0-4@")
     evens = sum(1 for _, d in pairs if int(d[-2:]) % 2 == 0)
     assert evens and sum(int(row.get("4", 0)) for row in judge["confusion"].values()) == evens  # grade 4 kept
+
+
+def test_eval_retrieval_on_a_workspace_counts_relevant_from_the_scales_grade(bench, cli_run, tmp_path):  # noqa: F811
+    qrels = tmp_path / "all.txt"
+    docs = [(q, f"{q}-d{j:02d}") for q in TOPICS for j in range(DOCS_PER_TOPIC)]
+    qrels.write_text("".join(f"{q} 0 {d} {true_grade(q, d)}\n" for q, d in docs))
+    assert cli_run("qrels", "import", qrels, "-w", bench, "--judge", "alice", "--kind", "human").exit_code == 0
+    run = tmp_path / "run0.txt"
+
+    def score(*options) -> str:
+        r = cli_run("eval", "retrieval", *options, run, "-m", "P@10", "--format", "json")
+        assert r.exit_code == 0, r.output
+        return r.stdout
+
+    at_1, at_2 = score("--qrels", qrels), score("--qrels", qrels, "-l", "2")
+    assert at_1 != at_2
+    assert score("-w", bench) == at_1  # the default scale: grade 1 and up
+    toml = bench / "trecbench.toml"
+    toml.write_text(toml.read_text(encoding="utf-8") + SCALE, encoding="utf-8")
+    assert score("-w", bench) == at_2  # [scale] relevant = 2
+    assert score("-w", bench, "-l", "1") == at_1  # -l still says otherwise

@@ -60,7 +60,8 @@ def nugget_id(bench) -> str:
         ws.close()
 
 
-PAGES = ["/", "/topic?qid=1", "/judge?qid=1&docid=d1", "/nuggets", "/nuggets/1", "/nuggets/1/{nid}/history"]
+PAGES = ["/", "/topic?qid=1", "/judge?qid=1&docid=d1", "/nuggets", "/nuggets/1", "/nuggets/1/{nid}/history",
+         "/overview"]
 
 
 @pytest.mark.parametrize("path", PAGES)
@@ -106,7 +107,7 @@ def phone_bench(tmp_path):
 
 
 @pytest.mark.parametrize("path", ["/", "/topic?qid=1", "/judge?qid=1&docid=d1", "/nuggets/1",
-                                  "/nuggets/1/{nid}/history"])
+                                  "/nuggets/1/{nid}/history", "/overview"])
 def test_the_pages_fit_a_phone_390_pixels_wide(phone_bench, browser, path):
     from test_web_browser import serve
 

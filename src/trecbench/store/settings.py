@@ -79,16 +79,7 @@ def read_scale(table: object, where: str) -> Scale:
     rows = table.get("level")
     if not isinstance(rows, list) or not 2 <= len(rows) <= 10:  # grades 0-9: one key each on the judging page
         raise refuse("needs 2 to 10 [[scale.level]] entries (grades 0 to 9), each with grade, name and definition")
-    levels = []
-    for position, row in enumerate(rows):
-        if not isinstance(row, dict) or set(row) != {"grade", "name", "definition"}:
-            raise refuse(f"level {position + 1} must have exactly grade, name and definition")
-        grade, name, definition = row["grade"], row["name"], row["definition"]
-        if not isinstance(grade, int) or isinstance(grade, bool) or grade != position:
-            raise refuse(f"level {position + 1} has grade {grade!r}: the levels are grades 0, 1, 2, ... in order")
-        if not isinstance(name, str) or not name.strip() or not isinstance(definition, str) or not definition.strip():
-            raise refuse(f"level {grade} needs a name and a definition (non-empty text)")
-        levels.append(Level(grade, name.strip(), " ".join(definition.split())))
+    levels = [_level(row, position, refuse) for position, row in enumerate(rows)]
     relevant = table.get("relevant", 1)
     if not isinstance(relevant, int) or isinstance(relevant, bool) or not 1 <= relevant <= levels[-1].grade:
         raise refuse(f"relevant = {relevant!r}: the lowest grade counted as relevant, 1 to {levels[-1].grade}")
@@ -96,6 +87,18 @@ def read_scale(table: object, where: str) -> Scale:
     if not isinstance(narrative, str):
         raise refuse("narrative must be text")
     return Scale(tuple(levels), relevant, narrative.strip())
+
+
+def _level(row: object, position: int, refuse) -> Level:
+    """The `position`-th [[scale.level]] (grade `position`), or `refuse(message)` raised."""
+    if not isinstance(row, dict) or set(row) != {"grade", "name", "definition"}:
+        raise refuse(f"level {position + 1} must have exactly grade, name and definition")
+    grade, name, definition = row["grade"], row["name"], row["definition"]
+    if not isinstance(grade, int) or isinstance(grade, bool) or grade != position:
+        raise refuse(f"level {position + 1} has grade {grade!r}: the levels are grades 0, 1, 2, ... in order")
+    if not isinstance(name, str) or not name.strip() or not isinstance(definition, str) or not definition.strip():
+        raise refuse(f"level {grade} needs a name and a definition (non-empty text)")
+    return Level(grade, name.strip(), " ".join(definition.split()))
 
 
 class MetaStore(Connected):

@@ -127,3 +127,19 @@ def test_the_demo_uses_only_trecbenchs_public_names():
             names += [a.name for a in node.names]
     assert names and set(names) <= set(trecbench.__all__)
     assert all(getattr(trecbench, name) is not None for name in names)
+
+
+def test_serving_the_demo_workspace_shows_a_document_to_judge_not_nothing_left(demo_output):
+    from starlette.testclient import TestClient
+
+    from trecbench.web.app import create_app
+    from web_support import csrf_of
+
+    folder, _ = demo_output
+    client = TestClient(create_app(folder / "bench", require_token=False), base_url="http://127.0.0.1")
+    topics = client.get("/").text
+    # the runs pooled deeper than the sample's judgments reach: every topic has documents left for people
+    assert "pool depth-25" in topics and "<td>done</td>" not in topics
+    assert all(f'name="qid" value="T{n:02d}">judge</button>' in topics for n in range(1, 13))
+    page = client.post("/next", data={"csrf": csrf_of(topics), "qid": "T01"})
+    assert page.url.path == "/judge" and 'id="doc-text"' in page.text and 'id="grade-form"' in page.text

@@ -20,6 +20,9 @@ import pandas as pd
 MEASURES = ("nDCG@10", "R@100", "AP", "P@10", "RR", "Judged@10")
 DEMO_MARKER = ".trecbench-demo"
 POOL_DEPTH = 20
+# After the demo's numbers are in, the same runs are pooled this deep for people to go on judging (`serve`
+# shows the new documents; the depth-20 pool, judged in full, is what the printed numbers come from).
+PEOPLE_DEPTH = 25
 EVIDENCE_K = 5
 
 
@@ -191,6 +194,9 @@ def run_demo(folder: str | Path = "trecbench-demo", *, model: Any = None, api_ba
                                            permissions=str(sample / "permissions.jsonl"), k=EVIDENCE_K,
                                            iterations=2000))
     step("report written")
+    people, _ = pool_runs([str(r) for r in runs], workspace=ws, name=f"depth-{PEOPLE_DEPTH}", depth=PEOPLE_DEPTH,
+                          dedup="near")
+    step(f"pooled the top {PEOPLE_DEPTH} for people to go on judging: {len(people.candidates)} candidates")
     return DemoResult(folder, bench, report, retrieval, answers, evidence, funnel, loo.verdict(), agree.kappa,
                       agree.pairs, len(pool.candidates), len(judgments), n_nuggets, model, failures, steps,
                       agreement=f"{official} vs assessor-2")

@@ -49,8 +49,9 @@ def eval_group() -> None:
                    "(ndcg_cut.10 or as trec_eval prints it, ndcg_cut_10; map, official, all_trec). Repeatable; "
                    "a trec_eval measure given twice keeps its first parameters. Default: AP nDCG@10 R@100 P@10 RR "
                    "(official with --format trec_eval).")
-@click.option("-l", "--rel-level", default=1, show_default=True, type=int,
-              help="Lowest grade counted as relevant (trec_eval -l).")
+@click.option("-l", "--rel-level", default=None, type=int,
+              help="Lowest grade counted as relevant (trec_eval -l) [default: 1; with -w, the workspace's scale's "
+                   "`relevant` (trecbench.toml's [scale], 1 unless it says otherwise)].")
 @click.option("-M", "--depth", type=click.IntRange(min=1), default=None,
               help="Evaluate only the top N documents of each topic (trec_eval -M).")
 @per_topic_option("Also print per-topic values (trec_eval -q).")
@@ -121,6 +122,8 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
     _check_usage(qrels_path, workspace, runs, against)
     if no_summary and (fmt != "trec_eval" or against):
         raise click.UsageError("-n (no summary) is trec_eval's: give it with --format trec_eval, without --against")
+    if rel_level is None:
+        rel_level = _scale_level(workspace)
     projection = _projection(qrels_spans, corpus_spans, cover, level, workspace)
     notes: list[str] = [] if projection is None else [projection.rule]
     with progress_bar(not quiet and len(runs) > 1, total=len(runs), unit="run", delay=1.0, desc="scoring") as bar:
@@ -175,6 +178,19 @@ def _projection(qrels_spans: str | None, corpus_spans: str | None, cover: float,
     from trecbench.evaluation.retrieval.projection import read_projection
 
     return read_projection(qrels_spans, corpus_spans, cover=cover, level=level)
+
+
+def _scale_level(workspace: str | None) -> int:
+    """The lowest relevant grade of the workspace's scale (1 without a workspace, or without [scale])."""
+    if workspace is None:
+        return 1
+    from trecbench.store.workspace import Workspace
+
+    ws = Workspace(workspace)
+    try:
+        return ws.settings.scale.relevant
+    finally:
+        ws.close()
 
 
 def _qrels(qrels_path: str | None, workspace: str | None):

@@ -19,8 +19,9 @@ from trecbench.cli.common import format_option, workspace_option
 @click.option("--pool", "pool_name", default=None, help="The validation pool to compare on (default: the newest).")
 @click.option("--reference", default=None, help="Only this human or imported judge's grades (default: people, then imports).")
 @click.option("--measure", default="nDCG@10", show_default=True, help="Measure that ranks the pooled runs for tau.")
-@click.option("--threshold", default=1, show_default=True, type=click.IntRange(1),
-              help="The grade from which a document is relevant (binarised kappa, the measure).")
+@click.option("--threshold", default=None, type=click.IntRange(1),
+              help="The grade from which a document is relevant (binarised kappa, the measure) [default: the "
+                   "workspace's scale's `relevant`, 1 unless trecbench.toml's [scale] says otherwise].")
 @click.option("--bootstrap", default=1000, show_default=True, type=click.IntRange(10, 100000),
               help="Bootstrap draws of topics for the intervals.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0), help="Seed of the sample and the bootstrap.")

@@ -135,7 +135,7 @@ def audit_qrels(ws: WorkspaceLike, config: Any, *, reference: str | None = None,
     from trecbench.store import as_workspace
 
     ws = as_workspace(ws)
-    prompt = prompt if isinstance(prompt, Prompt) else load_prompt(prompt)
+    prompt = prompt if isinstance(prompt, Prompt) else load_prompt(prompt, ws.settings.scale)
     identity = model_judge(config.model, prompt, batch=batch, samples=samples, params=dict(config.params),
                            examples=examples)
     settings = _settings(identity.name, reference, min_diff, threshold, topics, sample, seed)

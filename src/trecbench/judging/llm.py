@@ -24,7 +24,6 @@ from trecbench.helpers.jobs import work_through
 from trecbench.errors import InputError
 from trecbench.store import Judge, Judgment, Workspace, text_hash
 
-from trecbench.llm.prompts import RELEVANCE
 from trecbench.llm.records import Usage
 
 from .prompts import Example, Prompt, build_messages, grade_bound, parse_grades
@@ -228,7 +227,7 @@ class _Judger:
         extra = {"seed": seed} if self.samples > 1 else {}
         messages = build_messages(self.prompt, topic.text, asked, narrative=topic.narrative, examples=examples)
         return messages, {"parse": partial(parse_grades, n_passages=len(asked), max_grade=self.prompt.max_grade),
-                          "schema": RELEVANCE.response_schema(), "purpose": "judge",
+                          "schema": self.prompt.response_schema(), "purpose": "judge",
                           "max_tokens": grade_bound(len(asked)), **extra}
 
     def first_questions(self, task: Task) -> list[tuple[list[dict], dict]]:

@@ -103,7 +103,7 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
     """
     from trecbench.llm import LLM, Budget
 
-    prompt = prompt if isinstance(prompt, Prompt) else load_prompt(prompt)
+    prompt = prompt if isinstance(prompt, Prompt) else load_prompt(prompt, ws.settings.scale)
     params = dict(config.params)
     identity = model_judge(config.model, prompt, batch=batch, samples=samples, params=params, examples=examples)
     frame = candidates(ws, pool) if pairs is None else pairs

@@ -1,4 +1,5 @@
-"""The relevance-judging prompt (its text lives in `trecbench.llm.prompts`): 0-3 grades, several passages per call.
+"""The relevance-judging prompt (its text lives in `trecbench.llm.prompts`): the workspace's scale (0-3 by
+default, `trecbench.llm.prompts.Scale`), several passages per call.
 
 A prompt is identified by its name and the sha256 of its text (both recorded with every judgment),
 so changing a word makes a new judge rather than silently mixing judgments.
@@ -14,7 +15,7 @@ from typing import Any, Sequence
 from trecbench.errors import InputError
 from trecbench.llm.errors import ParseError
 from trecbench.llm.parse import final_answer
-from trecbench.llm.prompts import RELEVANCE, RELEVANCE_MULTI_CRITERIA, clip
+from trecbench.llm.prompts import DEFAULT_SCALE, RELEVANCE, RELEVANCE_MULTI_CRITERIA, Scale, clip, relevance_prompt
 
 GRADED_0_3 = RELEVANCE.instructions
 MULTI_CRITERIA = RELEVANCE_MULTI_CRITERIA
@@ -23,13 +24,24 @@ REPLY_FORMAT = RELEVANCE.reply_format
 
 @dataclass(frozen=True)
 class Prompt:
+    """Instructions for grading on `scale` (whose reply format and answer schema are appended and sent)."""
+
     name: str
     instructions: str
     max_grade: int = 3
+    scale: Scale = DEFAULT_SCALE
+
+    @property
+    def reply_format(self) -> str:
+        return REPLY_FORMAT if self.scale == DEFAULT_SCALE else relevance_prompt(self.scale).reply_format
+
+    def response_schema(self) -> dict:
+        """The answer's JSON schema (grades of the scale) as `TaskPrompt.response_schema` gives it."""
+        return (RELEVANCE if self.scale == DEFAULT_SCALE else relevance_prompt(self.scale)).response_schema()
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256((self.instructions + "\n" + REPLY_FORMAT).encode("utf-8")).hexdigest()
+        return hashlib.sha256((self.instructions + "\n" + self.reply_format).encode("utf-8")).hexdigest()
 
 
 MAX_PROMPT_BYTES = 100_000
@@ -37,11 +49,25 @@ MAX_PROMPT_BYTES = 100_000
 BUILTIN = {"graded-0-3": Prompt("graded-0-3", GRADED_0_3), "multi-criteria": Prompt("multi-criteria", MULTI_CRITERIA)}
 
 
-def load_prompt(spec: str | None) -> Prompt:
-    """A built-in prompt by name, or a text file holding the instructions (the reply format is appended)."""
-    if not spec:
+def scale_prompt(scale: Scale) -> Prompt:
+    """The built-in graded prompt on `scale` (`graded-0-3` for the default scale, word for word)."""
+    if scale == DEFAULT_SCALE:
         return BUILTIN["graded-0-3"]
+    return Prompt(f"graded-{scale.levels[0].grade}-{scale.max_grade}", relevance_prompt(scale).instructions,
+                  scale.max_grade, scale)
+
+
+def load_prompt(spec: str | None, scale: Scale = DEFAULT_SCALE) -> Prompt:
+    """A built-in prompt by name, or a text file holding the instructions (the reply format of `scale`, the
+    workspace's, is appended). The graded prompt (no `spec`, or `graded-0-3`) is written from `scale`;
+    `multi-criteria` is written for the default 0-3 scale and refused on another."""
+    if not spec or (spec == "graded-0-3" and scale != DEFAULT_SCALE):
+        return scale_prompt(scale)
     if spec in BUILTIN:
+        if scale != DEFAULT_SCALE:
+            raise InputError(spec, 0, f"the {spec} prompt is written for the 0-3 scale, and this workspace declares "
+                                      f"its own ({scale.levels[0].grade}-{scale.max_grade}): use the default prompt "
+                                      "or a prompt file")
         return BUILTIN[spec]
     path = Path(spec)
     if not path.is_file():
@@ -58,7 +84,7 @@ def load_prompt(spec: str | None) -> Prompt:
         raise InputError(spec, 0, "not a text file (NUL bytes or a byte-order mark): save it as UTF-8 text")
     if not text:
         raise InputError(spec, 0, "empty prompt file")
-    return Prompt(path.stem, text)
+    return Prompt(path.stem, text, scale.max_grade, scale)
 
 
 @dataclass(frozen=True)
@@ -73,7 +99,7 @@ class Example:
 def build_messages(prompt: Prompt, question: str, passages: list[str], *, narrative: str | None = None,
                    examples: Sequence[Example] = ()) -> list[dict]:
     """Chat messages asking for the grades of `passages` (labelled P1, P2, ...) for `question`."""
-    system = prompt.instructions + "\n\n" + REPLY_FORMAT
+    system = prompt.instructions + "\n\n" + prompt.reply_format
     parts = []
     if examples:
         parts.append("Examples of judged passages (for other questions):")

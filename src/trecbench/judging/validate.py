@@ -222,8 +222,11 @@ def verdict(kappa_binary: float, tau: float) -> str:
 
 
 def validate(ws, pool: str | None = None, *, reference: str | None = None, measure: str = "nDCG@10",
-             threshold: int = 1, bootstrap: int = 1000, seed: int = 0) -> Validation:
+             threshold: int | None = None, bootstrap: int = 1000, seed: int = 0) -> Validation:
     """Compare each model judge of the validation pool `pool` (default: the newest one) with human grades.
+
+    `threshold`: the grade from which a document is relevant (binarised kappa, the measure); None: the
+    workspace's scale's (`[scale] relevant` in trecbench.toml, 1 by default).
 
     Human grades: the newest judgment per pair by a person, else by an import (or only by judge
     `reference`). Each model judge (a judge row: model, prompt, batch, samples) is compared on the pairs
@@ -231,6 +234,7 @@ def validate(ws, pool: str | None = None, *, reference: str | None = None, measu
     """
     from trecbench.qrels.agreement import agreement
 
+    threshold = ws.settings.scale.relevant if threshold is None else threshold
     chosen = _validation_pool(ws, pool)
     from trecbench.store.workspace import load_pool
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
-__all__ = ["TaskPrompt", "RELEVANCE", "RELEVANCE_MULTI_CRITERIA", "DRAFTING", "IMPORTANCE", "ASSIGNMENT", "CLAIMS", "TASKS", "clip",
+__all__ = ["TaskPrompt", "Level", "Scale", "DEFAULT_SCALE", "relevance_prompt", "RELEVANCE", "RELEVANCE_MULTI_CRITERIA", "DRAFTING", "IMPORTANCE", "ASSIGNMENT", "CLAIMS", "TASKS", "clip",
            "PASSAGE_CHARS"]
 
 PASSAGE_CHARS = 6000  # a passage is cut to this many characters in a prompt
@@ -62,25 +62,78 @@ def _list_of(item: Mapping[str, Any]) -> dict[str, Any]:
 
 _TEXT = {"type": "string"}
 
-RELEVANCE = TaskPrompt(
-    "relevance",
-    """You are assessing search results for a test collection. For each passage, decide how well it \
+class Level(NamedTuple):
+    """One grade of a relevance scale: its number, its short name (the judging page's button) and its
+    definition (what the model and the people judging are told it means)."""
+
+    grade: int
+    name: str
+    definition: str
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The relevance scale of a workspace: its levels (grades 0, 1, ... in order), the lowest grade that
+    counts as relevant, and an optional narrative said before the levels. One record read by the judging
+    page, the model's prompt, validation and qrels (`trecbench.toml`'s `[scale]`; `DEFAULT_SCALE` without)."""
+
+    levels: tuple[Level, ...]
+    relevant: int = 1
+    narrative: str = ""
+
+    @property
+    def max_grade(self) -> int:
+        return self.levels[-1].grade
+
+    @property
+    def names(self) -> dict[int, str]:
+        """{grade: name}, lowest grade first."""
+        return {level.grade: level.name for level in self.levels}
+
+    def definitions(self) -> str:
+        """The levels as the model's prompt lists them: `3 - definition`, highest grade first."""
+        return "\n".join(f"{level.grade} - {level.definition}" for level in reversed(self.levels))
+
+    def grade_list(self) -> str:
+        """The grades in words: `0, 1, 2 or 3`."""
+        grades = [str(level.grade) for level in self.levels]
+        return ", ".join(grades[:-1]) + " or " + grades[-1] if len(grades) > 1 else grades[0]
+
+
+DEFAULT_SCALE = Scale((
+    Level(0, "not relevant", "the passage has nothing to do with the question."),
+    Level(1, "related", "the passage is about the subject of the question but does not answer it."),
+    Level(2, "highly relevant", "the passage answers the question in part, or the answer is present but buried among "
+                                "other material."),
+    Level(3, "perfectly relevant", "the passage is devoted to the question and states the exact answer."),
+))
+
+
+def relevance_prompt(scale: Scale = DEFAULT_SCALE) -> TaskPrompt:
+    """The relevance-judging task on `scale`: the default scale gives `RELEVANCE`, word for word (its hash is
+    part of every model judge's name)."""
+    narrative = scale.narrative.strip() + "\n\n" if scale.narrative.strip() else ""
+    grades = [level.grade for level in scale.levels]
+    return TaskPrompt(
+        "relevance",
+        """You are assessing search results for a test collection. For each passage, decide how well it \
 answers the question, on this scale:
 
-3 - the passage is devoted to the question and states the exact answer.
-2 - the passage answers the question in part, or the answer is present but buried among other material.
-1 - the passage is about the subject of the question but does not answer it.
-0 - the passage has nothing to do with the question.
+""" + narrative + scale.definitions() + """
 
 Judge only from what the passage says, not from what you know. A passage that merely repeats words of the \
 question without answering it is a 1 at most.""",
-    """Reply with JSON only: an object whose "grades" list has one entry per passage, in the order given. \
+        """Reply with JSON only: an object whose "grades" list has one entry per passage, in the order given. \
 The shape, where <...> marks what you fill in:
-{"grades": [{"passage": "<passage label, e.g. P1>", "grade": <0, 1, 2 or 3>, "reason": "<why, in a few words>"}]}""",
-    _obj({"grades": _list_of(_obj({"passage": _TEXT, "grade": {"type": "integer", "enum": [0, 1, 2, 3]},
-                                   "reason": _TEXT}))}),
-    base_tokens=48, tokens_per_item=72,
-)
+{"grades": [{"passage": "<passage label, e.g. P1>", "grade": <""" + scale.grade_list() + """>, \
+"reason": "<why, in a few words>"}]}""",
+        _obj({"grades": _list_of(_obj({"passage": _TEXT, "grade": {"type": "integer", "enum": grades},
+                                       "reason": _TEXT}))}),
+        base_tokens=48, tokens_per_item=72,
+    )
+
+
+RELEVANCE = relevance_prompt(DEFAULT_SCALE)
 
 # The `multi-criteria` judging prompt: RELEVANCE's task and reply, with four questions asked before the grade.
 RELEVANCE_MULTI_CRITERIA = """You are assessing search results for a test collection. Before you grade a passage, \

@@ -1,4 +1,5 @@
-"""Judges and their judgments: recording a judgment the moment it exists, and every way the bench reads them.
+"""Judges and their judgments: recording a judgment the moment it exists, and every way the bench reads them;
+and the pairs people skipped with a comment (a skip is not a judgment: no grade, never in qrels).
 
 Every judgment is a row written (and committed) as soon as it exists, with who or what made it; rows are
 never updated or deleted, so several judges may judge the same pair and nothing is overwritten. A judge
@@ -71,6 +72,17 @@ class JudgmentRow(NamedTuple):
     def judge_label(self) -> str:
         """The judge's name as `Judge.label` gives it."""
         return Judge(self.judge_kind, self.judge, self.model, self.prompt_id).label
+
+
+class Skip(NamedTuple):
+    """An assessor could not decide on a pair and went on, saying why in `comment` (may be empty)."""
+
+    id: int
+    qid: str
+    docid: str
+    assessor: str
+    comment: str
+    created_at: str
 
 
 class JudgeStats(NamedTuple):
@@ -190,6 +202,24 @@ class JudgmentStore(CorpusVersionStore):
         rows = self.connection().execute("SELECT qid, docid FROM judgments WHERE judge_id = ? AND status = 'ok'",
                                          (jid,))
         return {(q, d) for q, d in rows}
+
+    def record_skip(self, qid: str, docid: str, assessor: str, comment: str) -> int:
+        """Keep that `assessor` skipped the pair with `comment`, inside the caller's transaction if any;
+        returns the row id."""
+        sql = "INSERT INTO skips (qid, docid, assessor, comment, created_at) VALUES (?, ?, ?, ?, ?)"
+        args = (qid, docid, assessor, comment, now())
+        conn = self.connection()
+        if conn.in_transaction:
+            return row_id(conn.execute(sql, args))
+        with self.transaction() as c:
+            return row_id(c.execute(sql, args))
+
+    def skips(self, *, qid: str | None = None) -> list[Skip]:
+        """The pairs people skipped (of one topic with `qid`), in the order they were skipped."""
+        sql = "SELECT id, qid, docid, assessor, comment, created_at FROM skips"
+        rows = self.connection().execute(sql + (" WHERE qid = ? ORDER BY id" if qid is not None else " ORDER BY id"),
+                                         (qid,) if qid is not None else ())
+        return [Skip(*r) for r in rows]
 
     def raw_replies(self, judge_id: int) -> list[str | None]:
         """The model replies kept with judge `judge_id`'s direct successful judgments, one per judgment."""

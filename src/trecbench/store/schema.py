@@ -205,6 +205,18 @@ MIGRATIONS: list[str] = [
     #    on its next write of the nugget, refuse the database instead of reading it
     """
     """,
+    # 8: an assessor who cannot decide skips a pair with a
+    #    comment (no grade: a skip is never a judgment); the organiser reads the comments
+    """
+    CREATE TABLE skips (
+        id INTEGER PRIMARY KEY,
+        qid TEXT NOT NULL, docid TEXT NOT NULL,
+        assessor TEXT NOT NULL,
+        comment TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX skips_pair ON skips (qid, docid);
+    """,
 ]
 
 

@@ -1,4 +1,15 @@
-"""The workspace's settings (`trecbench.toml`: name, corpus, topics) and its `meta` table of single values.
+"""The workspace's settings (`trecbench.toml`: name, corpus, topics, relevance scale) and its `meta` table of
+single values.
+
+A workspace may declare its relevance scale (default: 0-3, `trecbench.llm.prompts.DEFAULT_SCALE`):
+
+    [scale]
+    relevant = 2                  # the lowest grade that counts as relevant (default 1)
+    narrative = "..."             # said before the levels, to people and to the model (optional)
+    [[scale.level]]               # one per grade, 0, 1, 2, ... in order
+    grade = 0
+    name = "irrelevant"           # the judging page's button
+    definition = "the passage has nothing to do with the question."
 
 `meta` holds what the workspace keeps once, by key: when it was made (`created_at`), the key that signs
 the web app's session cookies.
@@ -14,6 +25,7 @@ from pathlib import Path
 import tomli_w
 
 from trecbench.errors import InputError
+from trecbench.llm.prompts import DEFAULT_SCALE, Level, Scale
 
 from .base import Connected
 
@@ -25,6 +37,7 @@ class Settings:
     name: str
     corpus: str | None = None
     topics: str | None = None
+    scale: Scale = DEFAULT_SCALE  # trecbench.toml's [scale] (read, never written: a person declares it)
 
     def to_toml(self) -> str:
         """The text of trecbench.toml: a comment line, then the [bench], [corpus] and [topics] tables (an
@@ -50,7 +63,44 @@ class Settings:
             name=doc.get("bench", {}).get("name", path.parent.name),
             corpus=doc.get("corpus", {}).get("source") or None,
             topics=doc.get("topics", {}).get("source") or None,
+            scale=read_scale(doc["scale"], str(path)) if "scale" in doc else DEFAULT_SCALE,
         )
+
+
+def read_scale(table: object, where: str) -> Scale:
+    """The `[scale]` table of trecbench.toml as a Scale; InputError naming what is wrong."""
+
+    def refuse(message: str) -> InputError:
+        return InputError(where, 0, f"[scale]: {message}")
+
+    if not isinstance(table, dict):
+        raise refuse("must be a table")
+    unknown = sorted(set(table) - {"relevant", "narrative", "level"})
+    if unknown:
+        raise refuse(f"unknown key {unknown[0]!r} (keys: relevant, narrative, level)")
+    rows = table.get("level")
+    if not isinstance(rows, list) or not 2 <= len(rows) <= 10:  # grades 0-9: one key each on the judging page
+        raise refuse("needs 2 to 10 [[scale.level]] entries (grades 0 to 9), each with grade, name and definition")
+    levels = [_level(row, position, refuse) for position, row in enumerate(rows)]
+    relevant = table.get("relevant", 1)
+    if not isinstance(relevant, int) or isinstance(relevant, bool) or not 1 <= relevant <= levels[-1].grade:
+        raise refuse(f"relevant = {relevant!r}: the lowest grade counted as relevant, 1 to {levels[-1].grade}")
+    narrative = table.get("narrative", "")
+    if not isinstance(narrative, str):
+        raise refuse("narrative must be text")
+    return Scale(tuple(levels), relevant, narrative.strip())
+
+
+def _level(row: object, position: int, refuse) -> Level:
+    """The `position`-th [[scale.level]] (grade `position`), or `refuse(message)` raised."""
+    if not isinstance(row, dict) or set(row) != {"grade", "name", "definition"}:
+        raise refuse(f"level {position + 1} must have exactly grade, name and definition")
+    grade, name, definition = row["grade"], row["name"], row["definition"]
+    if not isinstance(grade, int) or isinstance(grade, bool) or grade != position:
+        raise refuse(f"level {position + 1} has grade {grade!r}: the levels are grades 0, 1, 2, ... in order")
+    if not isinstance(name, str) or not name.strip() or not isinstance(definition, str) or not definition.strip():
+        raise refuse(f"level {grade} needs a name and a definition (non-empty text)")
+    return Level(grade, name.strip(), " ".join(definition.split()))
 
 
 class MetaStore(Connected):

@@ -2,11 +2,14 @@
 editing pages are in `trecbench.web.nuggets`, what both share in `trecbench.web.common`.
 
 Pages are rendered on the server (Starlette + Jinja2, autoescaped); the only script is static/app.js,
-which maps the keys 0-3 to the grade buttons and n/p to the next/previous buttons. Pages (GET) change
-nothing; every change is a same-origin POST with the session's CSRF token: a grade (recorded at once as
-one judgment row of `Judge("human", assessor)`; nothing is updated or deleted), taking the next pair
-(`/next`) or opening one (`/open`), both of which lease it. When the store cannot be written (a full disk,
-read-only media) the assessor gets a page saying what was NOT saved and why (`common.store_failed`).
+which maps the keys 0-3 (the workspace's scale, `trecbench.llm.prompts.Scale`: its definitions are shown
+beside the buttons, the words the model judge is given) to the grade buttons, n/p to the next/previous
+buttons and s to the skip comment. Pages (GET) change nothing; every change is a same-origin POST with
+the session's CSRF token: a grade (recorded at once as one judgment row of `Judge("human", assessor)`;
+nothing is updated or deleted), a skip with a comment (`/skip`: a row of its own, never a grade), taking
+the next pair (`/next`) or opening one (`/open`), both of which lease it. `/overview` is the organiser's.
+When the store cannot be written (a full disk, read-only media) the assessor gets a page saying what was
+NOT saved and why (`common.store_failed`).
 """
 from __future__ import annotations
 
@@ -30,7 +33,6 @@ from starlette.staticfiles import StaticFiles
 from trecbench.store.workspace import SESSION_SECONDS, Judge, Judgment, WorkspaceLike, as_workspace, text_hash
 from trecbench.web import auth, nuggets, queries
 from trecbench.web.common import (
-    GRADES,
     HERE,
     STORE_FAILURES,
     Bench,
@@ -71,6 +73,8 @@ def create_app(workspace: WorkspaceLike, *, require_token: bool, double: bool = 
             Route("/open", open_pair, methods=["POST"]),
             Route("/judge", judge_page, methods=["GET"]),
             Route("/judge", judge_post, methods=["POST"]),
+            Route("/skip", skip_post, methods=["POST"]),
+            Route("/overview", overview_page),
             Route("/login", login_page, methods=["GET", "POST"]),
             Route("/logout", logout, methods=["POST"]),
             *nuggets.routes(),
@@ -166,7 +170,7 @@ def topic_page(request: Request) -> Response:
     topic = bench.ws.topic_text(qid)
     return render(request, "topic.html", qid=qid, topic=topic, rows=Markup("\n".join(rows)), total=len(state.docs),
                   complete=state.complete(bench.per_pair),
-                  mine=state.mine(who), finished=request.query_params.get("finished") == "1", href=href, grades=GRADES,
+                  mine=state.mine(who), finished=request.query_params.get("finished") == "1", href=href, grades=bench.scale.names,
                   nuggets_href=nuggets.topic_url(qid))
 
 
@@ -244,9 +248,10 @@ def judge_page(request: Request) -> Response:
         prev_doc=state.neighbour(docid, who, bench.per_pair, -1),
         next_doc=state.neighbour(docid, who, bench.per_pair, +1),
         show_suggestion=show_suggestion,
-        suggestion=queries.model_suggestion(bench.ws, qid, docid) if show_suggestion else None,
+        # read even when hidden: the link to show it is offered only when a model did judge the pair
+        suggestion=None if blind else queries.model_suggestion(bench.ws, qid, docid),
         suggest_href=None if blind else href("/judge", qid=qid, docid=docid, suggest="1"),
-        topic_href=href("/topic", qid=qid), grades=GRADES)
+        topic_href=href("/topic", qid=qid), grades=bench.scale.names, scale=bench.scale)
 
 
 async def judge_post(request: Request) -> Response:
@@ -254,13 +259,14 @@ async def judge_post(request: Request) -> Response:
     form = await checked_form(request)
     bench, who = bench_of(request), me(request)
     qid, docid, grade = field(form, "qid"), field(form, "docid"), field(form, "grade")
-    if not qid or not docid or grade not in {str(g) for g in GRADES}:
-        raise HTTPException(400, "a judgment needs qid, docid and a grade 0-3")
+    names = bench.scale.names
+    if not qid or not docid or grade not in {str(g) for g in names}:
+        raise HTTPException(400, f"a judgment needs qid, docid and a grade 0-{bench.scale.max_grade}")
     await run_in_threadpool(_record, bench, who, qid, docid, int(grade))
     try:
         return await run_in_threadpool(_next, bench, who, qid, docid)
     except sqlite3.Error as e:  # the grade is kept; leasing the next pair is what failed
-        raise NotSaved(f"Your grade {grade} ({GRADES[int(grade)]}) of document {docid} for topic {qid} was saved, "
+        raise NotSaved(f"Your grade {grade} ({names[int(grade)]}) of document {docid} for topic {qid} was saved, "
                        "but the next document could not be given to you", e, back=href("/topic", qid=qid),
                        heading="Saved, but no next document") from None
 
@@ -282,8 +288,55 @@ def _record(bench: Bench, who: str, qid: str, docid: str, grade: int) -> None:
             bench.ws.record(Judgment(qid, docid, grade, Judge("human", who), doc_hash=text_hash(doc.text)))
             queries.release(bench.ws, qid, docid, who)
     except sqlite3.Error as e:  # rolled back: the assessor must know that this grade is not recorded
-        raise NotSaved(f"Your grade {grade} ({GRADES[grade]}) of document {docid} for topic {qid} was NOT saved", e,
+        raise NotSaved(f"Your grade {grade} ({bench.scale.names[grade]}) of document {docid} for topic {qid} was NOT saved", e,
                        back=href("/judge", qid=qid, docid=docid)) from None
+
+
+COMMENT_CHARS = 2000  # a skip's comment is a note to the organiser, not a document
+
+
+async def skip_post(request: Request) -> Response:
+    """The assessor cannot decide: keep the skip and their comment (no grade is recorded), drop their lease
+    and show their next open pair of the topic (the topic page when the skipped pair is all that is left)."""
+    form = await checked_form(request)
+    bench, who = bench_of(request), me(request)
+    qid, docid = field(form, "qid"), field(form, "docid")
+    comment = " ".join((field(form, "comment") or "").split())
+    if not qid or not docid:
+        raise HTTPException(400, "a skip needs qid and docid")
+    if len(comment) > COMMENT_CHARS:
+        raise HTTPException(400, f"a comment is at most {COMMENT_CHARS} characters")
+
+    def run() -> Response:
+        pool = bench.pool()
+        if pool is None or not queries.in_pool(bench.ws, pool, qid, docid):
+            raise HTTPException(409, f"document {docid!r} is not in the pool being judged for topic {qid!r}")
+        try:
+            with bench.ws.transaction():
+                bench.ws.record_skip(qid, docid, who, comment)
+                queries.release(bench.ws, qid, docid, who)
+        except sqlite3.Error as e:
+            raise NotSaved(f"Your skip of document {docid} for topic {qid} was NOT saved", e,
+                           back=href("/judge", qid=qid, docid=docid)) from None
+        following = queries.take_next(bench.ws, bench.topics, pool, qid, who, bench.per_pair, after=docid,
+                                      lease_seconds=bench.lease_seconds)
+        if following is None or following == docid:  # only the skipped pair is left: not offered again at once
+            queries.release(bench.ws, qid, docid, who)
+            return redirect(href("/topic", qid=qid, finished="1"))
+        return redirect(href("/judge", qid=qid, docid=following))
+
+    return await run_in_threadpool(run)
+
+
+def overview_page(request: Request) -> Response:
+    """The organiser's view of the pool being judged: who judged how much, leases held now, agreement between
+    people on the pairs two of them judged, what is left per topic, and the comments of skipped pairs."""
+    bench, who = bench_of(request), me(request)
+    pool = bench.pool()
+    if pool is None:
+        return redirect("/")
+    view = queries.overview(bench.ws, bench.topics, bench.tally.progress(bench.ws, pool, who), pool, bench.per_pair)
+    return render(request, "overview.html", pool=pool, view=view, href=href)
 
 
 async def login_page(request: Request) -> Response:

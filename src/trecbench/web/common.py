@@ -21,12 +21,13 @@ from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from trecbench.errors import InputError
+from trecbench.llm.prompts import DEFAULT_SCALE, Scale
 from trecbench.store.workspace import Workspace
 from trecbench.web import auth
 from trecbench.web.queries import Pool, Tally, Topics, serving_pool
 
 HERE = Path(__file__).resolve().parent
-GRADES = {0: "not relevant", 1: "related", 2: "highly relevant", 3: "perfectly relevant"}
+GRADES = DEFAULT_SCALE.names  # the default scale's buttons; a workspace's own scale is `Bench.scale`
 # Form fields that may be sent more than once (ticked checkboxes); any other field sent twice is refused,
 # so that `grade=99&grade=1` never means whichever copy a parser happens to keep.
 LIST_FIELDS = frozenset({"nid", "docid"})
@@ -43,6 +44,7 @@ class Bench:
         self.require_token = require_token
         self.per_pair = 2 if double else 1
         self.lease_seconds = lease_seconds
+        self.scale: Scale = ws.settings.scale  # the grades people give, with the words the model is given
         self._source = ws.corpus_source  # resolved once: it is read for every document shown
         self._corpus: Any = None
         self._corpus_stamp: tuple | None = None

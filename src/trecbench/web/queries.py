@@ -34,6 +34,53 @@ class TopicProgress(NamedTuple):
     mine: int  # judged by this assessor
 
 
+class Person(NamedTuple):
+    """How much one person did in the pool: pairs judged, pairs skipped (with a comment or none)."""
+
+    name: str
+    judged: int
+    skipped: int
+
+
+class Lease(NamedTuple):
+    assessor: str
+    qid: str
+    docid: str
+
+
+class PeopleAgreement(NamedTuple):
+    """Two people on the pairs both judged: how many, how many with the same grade, and Cohen's kappa (None
+    when it is not defined: both gave one and the same grade throughout)."""
+
+    a: str
+    b: str
+    pairs: int
+    same: int
+    kappa: float | None
+
+
+class TopicLeft(NamedTuple):
+    qid: str
+    text: str
+    total: int
+    complete: int
+    held: int  # pairs someone holds a lease on now
+
+    @property
+    def left(self) -> int:
+        return self.total - self.complete
+
+
+class Overview(NamedTuple):
+    """What the organiser's page shows of the pool being judged."""
+
+    people: list[Person]
+    leases: list[Lease]
+    agreement: list[PeopleAgreement]
+    topics: list[TopicLeft]
+    skips: list  # trecbench.store.judgments.Skip, of the pool's pairs
+
+
 class Suggestion(NamedTuple):
     """A model's latest successful judgment of a pair: shown on request, never recorded as the assessor's."""
 
@@ -254,6 +301,46 @@ def model_suggestion(ws: Workspace, qid: str, docid: str) -> Suggestion | None:
     if not rows or rows[0].grade is None:
         return None
     return Suggestion(rows[0].grade, rows[0].judge_label, rows[0].rationale)
+
+
+def overview(ws: Workspace, topics: Topics, progress: list[TopicProgress], pool: Pool, per_pair: int) -> Overview:
+    """The organiser's overview of `pool` from each topic's state (`progress`: the topic list's rows)."""
+    now = time.time()
+    judged: dict[str, dict[str, dict[str, int]]] = {}  # assessor -> {qid: {docid: grade}}
+    leases: list[Lease] = []
+    left: list[TopicLeft] = []
+    pairs: set[tuple[str, str]] = set()
+    for row in progress:
+        state = topics.state(ws, pool, row.qid, now)
+        for docid in state.docs:
+            pairs.add((row.qid, docid))
+            for name, grade in state.grades.get(docid, {}).items():
+                judged.setdefault(name, {}).setdefault(row.qid, {})[docid] = grade
+        held = {(d, a) for d, names in state.leases.items() for a in names if a not in state.grades.get(d, {})}
+        leases += [Lease(a, row.qid, d) for d, a in sorted(held)]
+        left.append(TopicLeft(row.qid, row.text, row.total, row.complete, len({d for d, _ in held})))
+    skips = [s for s in ws.skips() if (s.qid, s.docid) in pairs]
+    names = sorted(judged.keys() | {s.assessor for s in skips})
+    people = [Person(n, sum(len(d) for d in judged.get(n, {}).values()), sum(1 for s in skips if s.assessor == n))
+              for n in names]
+    return Overview(people, leases, _agreement(judged), left, skips)
+
+
+def _agreement(judged: dict[str, dict[str, dict[str, int]]]) -> list[PeopleAgreement]:
+    """Each two people who judged a pair in common, by `trecbench.qrels.agreement`."""
+    found = []
+    names = sorted(judged)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            shared = [(q, d) for q, docs in judged[a].items() for d in docs if d in judged[b].get(q, {})]
+            if not shared:
+                continue
+            from trecbench.qrels.agreement import agreement
+
+            kappa = agreement(judged[a], judged[b]).kappa
+            same = sum(1 for q, d in shared if judged[a][q][d] == judged[b][q][d])
+            found.append(PeopleAgreement(a, b, len(shared), same, None if kappa != kappa else kappa))
+    return found
 
 
 def _topic_order(qid: str) -> tuple:

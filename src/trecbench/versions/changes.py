@@ -18,7 +18,7 @@ from .register import ensure_versions
 if TYPE_CHECKING:
     from trecbench.store import Workspace
 
-__all__ = ["CorpusChange", "corpus_changes", "QUEUED"]
+__all__ = ["CorpusChange", "corpus_changes", "change_for", "QUEUED"]
 
 QUEUED = ("split", "changed")  # what needs people: the outcomes whose passages go into the review pool
 
@@ -67,3 +67,14 @@ def corpus_changes(ws: "Workspace | str | os.PathLike", version: str | None = No
         out.append(CorpusChange(chosen.name, kind, outcome, qid, ref, docid, tuple(json.loads(new_docids)), where,
                                 note or "", old_text, new_text))
     return out
+
+
+def change_for(ws: Workspace, qid: str, docid: str) -> CorpusChange | None:
+    """What the current version's update queued for people about passage `docid` of topic `qid` (a
+    judgment's change first, then a nugget link's): what the judging page shows beside the passage in the
+    update's review pool. None when the update queued nothing there (or the workspace was never updated)."""
+    if len(ensure_versions(ws)) < 2:
+        return None
+    found = [c for c in corpus_changes(ws) if c.qid == qid and docid in c.new_docids]
+    found.sort(key=lambda c: c.kind != "judgment")
+    return found[0] if found else None

@@ -17,7 +17,7 @@ import functools
 import hashlib
 import socket
 import sqlite3
-from typing import Iterable
+from typing import Any, Iterable
 
 from markupsafe import Markup
 from starlette.applications import Starlette
@@ -237,6 +237,7 @@ def judge_page(request: Request) -> Response:
     from trecbench.judging.validate import is_blind
 
     blind = is_blind(bench.ws, pool.name)  # a validation sample is judged without seeing any model's grade
+    change = _corpus_change(bench.ws, pool, qid, docid)
     show_suggestion = request.query_params.get("suggest") == "1" and not blind
     return render(
         request, "judge.html", qid=qid, docid=docid, topic=topic, doc=doc, missing=missing,
@@ -251,7 +252,21 @@ def judge_page(request: Request) -> Response:
         # read even when hidden: the link to show it is offered only when a model did judge the pair
         suggestion=None if blind else queries.model_suggestion(bench.ws, qid, docid),
         suggest_href=None if blind else href("/judge", qid=qid, docid=docid, suggest="1"),
-        topic_href=href("/topic", qid=qid), grades=bench.scale.names, scale=bench.scale)
+        topic_href=href("/topic", qid=qid), grades=bench.scale.names, scale=bench.scale,
+        change=change)
+
+
+def _corpus_change(ws: Any, pool: Any, qid: str, docid: str) -> Any:
+    """In a corpus update's review pool, what the update queued about this passage (the old text's word diff
+    or the passages a span was cut into), shown beside it; None in any other pool."""
+    from trecbench.judging.samples import CORPUS_REVIEW
+
+    stored = ws.pool(pool.name)
+    if stored is None or stored.strategy != CORPUS_REVIEW:
+        return None
+    from trecbench.versions.changes import change_for
+
+    return change_for(ws, qid, docid)
 
 
 async def judge_post(request: Request) -> Response:

@@ -30,7 +30,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from trecbench.store.workspace import SESSION_SECONDS, Judge, Judgment, WorkspaceLike, as_workspace, text_hash
+from trecbench.store.workspace import SESSION_SECONDS, Judge, Judgment, Workspace, WorkspaceLike, as_workspace, text_hash
 from trecbench.web import auth, nuggets, queries
 from trecbench.web.common import (
     HERE,
@@ -256,7 +256,7 @@ def judge_page(request: Request) -> Response:
         change=change)
 
 
-def _corpus_change(ws: Any, pool: Any, qid: str, docid: str) -> Any:
+def _corpus_change(ws: Workspace, pool: Any, qid: str, docid: str) -> Any:
     """In a corpus update's review pool, what the update queued about this passage (the old text's word diff
     or the passages a span was cut into), shown beside it; None in any other pool."""
     from trecbench.judging.samples import CORPUS_REVIEW

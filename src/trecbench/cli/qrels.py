@@ -29,13 +29,12 @@ def validate(files: tuple[str, ...]) -> None:
     Example:
       trecbench qrels validate qrels.rag24.test.txt
     """
-    from trecbench.qrels import check_qrels
+    from trecbench.qrels.trec import summarize_qrels
 
-    def summary(frame) -> str:
-        topics = frame["query_id"].nunique()
-        return f"{topics} topic{'s' * (topics != 1)}, {len(frame)} judgments, {int((frame['relevance'] > 0).sum())} relevant"
+    def summary(found) -> str:  # a qrels.trec.QrelsSummary
+        return f"{found.topics} topic{'s' * (found.topics != 1)}, {found.judgments} judgments, {found.relevant} relevant"
 
-    validate_files(files, check_qrels, summary)
+    validate_files(files, summarize_qrels, summary)
 
 
 @qrels.command()

@@ -33,13 +33,12 @@ def validate(files: tuple[str, ...]) -> None:
     Example:
       trecbench runs validate runs/*.txt
     """
-    from trecbench.runs import check_run
+    from trecbench.runs.trec import summarize_run
 
-    def summary(frame) -> str:
-        topics = frame["query_id"].nunique()
-        return f"{topics} topic{'s' * (topics != 1)}, {len(frame)} lines, runid {frame.attrs['runid']}"
+    def summary(found) -> str:  # a runs.trec.RunSummary
+        return f"{found.topics} topic{'s' * (found.topics != 1)}, {found.lines} lines, runid {found.runid}"
 
-    validate_files(files, check_run, summary)
+    validate_files(files, summarize_run, summary)
 
 
 @runs.command(name="sort")

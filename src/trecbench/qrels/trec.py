@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import os
 import re
-from typing import BinaryIO, Callable, Iterator, TextIO, Union, cast
+from typing import BinaryIO, Callable, Iterator, NamedTuple, TextIO, Union, cast
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,7 @@ from trecbench.files.trec import (
     strict_ints,
 )
 from trecbench.errors import InputError, Problem, ProblemList
+from trecbench.runs.trec import Topics, line_blocks
 
 QRELS_FORMAT = "qid iteration docid grade"
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -97,6 +98,60 @@ def check_qrels(path: PathLike) -> tuple[pd.DataFrame | None, list[Problem]]:
         return _qrels_of(read_bytes(path) if data is None else data, name)
     except InputError as e:
         return None, e.problems
+
+
+class QrelsSummary(NamedTuple):
+    """What `qrels validate` says of good qrels: distinct topics, judgments, and judgments graded above 0."""
+
+    topics: int
+    judgments: int
+    relevant: int
+
+
+def summarize_qrels(path: PathLike) -> tuple[QrelsSummary | None, list[Problem]]:
+    """`check_qrels`'s problems, and for qrels without any their summary instead of their frame.
+
+    Memory is bounded as in `runs.trec.summarize_run`: a clean file is split a block at a time keeping
+    the topics seen and the current topic's docids; any other file goes through `check_qrels`'s
+    line-by-line check. `irds:<dataset-id>` qrels are read whole, as `check_qrels` reads them.
+    """
+    if is_irds(path):
+        frame, problems = _irds_qrels(str(path))
+        if frame is None:
+            return None, problems
+        return QrelsSummary(frame["query_id"].nunique(), len(frame), int((frame["relevance"] > 0).sum())), problems
+    name = str(path)
+    try:
+        source = open_plain(path)
+        data = None
+        if source is None:  # standard input, gzip, a byte order mark: their text is read whole
+            data = read_bytes(path)
+            source = io.BytesIO(data)
+        with source:
+            summary = _clean_qrels_summary(source)
+        if summary is not None:
+            return summary, []
+        text = data
+        return _checked_qrels(lambda: streamed_fields(path, comments=True) if text is None
+                              else numbered_fields(text, name, comments=True), name)
+    except InputError as e:
+        return None, e.problems
+
+
+def _clean_qrels_summary(source: BinaryIO) -> QrelsSummary | None:
+    """The summary of clean qrels (what `_clean_qrels` reads), split a block at a time; None for any other file."""
+    topics = Topics()
+    judgments = relevant = 0
+    for block in line_blocks(source):
+        cols = split_fields(block, 4, ids=(0, 1, 2), ints=(3,), comments=True)
+        if cols is None or not topics.add(cast(Ids, cols[0]), cast(Ids, cols[2])):
+            return None
+        grades = cast(np.ndarray, cols[3])
+        judgments += len(grades)
+        relevant += int((grades > 0).sum())
+    if not judgments:
+        return None
+    return QrelsSummary(len(topics.seen), judgments, relevant)
 
 
 def validate_qrels(path: PathLike) -> list[Problem]:
@@ -204,19 +259,26 @@ class _TopicReturns(Exception):
 
 def _qrels_problems(lines: Callable[[], Iterator[Fields | Problem]], path: str) -> list[Problem]:
     """`_scan_qrels`'s problems, in its order and words, with memory bounded by the problems kept."""
+    return _checked_qrels(lines, path)[1]
+
+
+def _checked_qrels(lines: Callable[[], Iterator[Fields | Problem]],
+                   path: str) -> tuple[QrelsSummary | None, list[Problem]]:
+    """`_qrels_problems`, and the qrels' summary when there are none."""
     try:
         return _streamed_qrels_problems(lines(), path, grouped=True)
     except _TopicReturns:
         return _streamed_qrels_problems(lines(), path, grouped=False)
 
 
-def _streamed_qrels_problems(lines: Iterator[Fields | Problem], path: str, *, grouped: bool) -> list[Problem]:
+def _streamed_qrels_problems(lines: Iterator[Fields | Problem], path: str, *,
+                             grouped: bool) -> tuple[QrelsSummary | None, list[Problem]]:
     """With `grouped`, only the current topic's docids are kept; _TopicReturns when an earlier topic comes back."""
     found = ProblemList(path)
     first_line: dict[object, int] = {}
     topic: str | None = None
-    finished: set[str] = set()
-    count = 0
+    seen: set[str] = set()
+    count = relevant = 0
     for item in lines:
         if isinstance(item, Problem):
             found.add(item.line, item.message)
@@ -231,19 +293,21 @@ def _streamed_qrels_problems(lines: Iterator[Fields | Problem], path: str, *, gr
         why = _grade_problem(text)
         if why:
             found.add(line, why)
+        else:
+            relevant += int(text) > 0
         if grouped and qid != topic:
-            if topic is not None:
-                finished.add(topic)
-            if qid in finished:
+            if qid in seen:
                 raise _TopicReturns
             topic = qid
             first_line.clear()
+        seen.add(qid)
         first = first_line.setdefault(docid if grouped else (qid, docid), line)
         if first != line:
             found.add(line, f"docid {quoted(docid)} judged twice for topic {quoted(qid)} (first on line {first})")
     if not count and not found:
         found.add(0, f"empty file: no qrels lines ({QRELS_FORMAT})")
-    return found.listed()
+    problems = found.listed()
+    return (None if problems else QrelsSummary(len(seen), count, relevant)), problems
 
 
 def _grade_problem(text: str) -> str:

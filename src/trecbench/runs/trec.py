@@ -4,12 +4,12 @@ from __future__ import annotations
 import io
 import math
 import re
-from typing import IO, Any, BinaryIO, Callable, Iterator, cast
+from typing import IO, Any, BinaryIO, Callable, Iterator, NamedTuple, cast
 
 import numpy as np
 import pandas as pd
 
-from trecbench.files.columns import Ids, has_repeats, last_line, open_plain, split_fields
+from trecbench.files.columns import Ids, has_repeats, last_line, open_plain, split_fields, stretch_starts
 from trecbench.files.trec import (
     Fields,
     PathLike,
@@ -93,6 +93,109 @@ def check_run(path: PathLike) -> tuple[pd.DataFrame | None, list[Problem]]:
         return None, e.problems
 
 
+class RunSummary(NamedTuple):
+    """What `runs validate` says of a good run: its distinct topics, its run lines and the last line's tag."""
+
+    topics: int
+    lines: int
+    runid: str
+
+
+def summarize_run(path: PathLike) -> tuple[RunSummary | None, list[Problem]]:
+    """`check_run`'s problems, and for a run without any its summary instead of its frame.
+
+    Memory is bounded by the problems kept and the topics, not by the file: a clean file is split a
+    block at a time and each block's columns are dropped once counted, keeping the topics seen and the
+    current topic's docids (`Topics`); any other file goes through the same line-by-line check as
+    `check_run`. Standard input, gzip and a file with a byte order mark are read whole first.
+    """
+    name = str(path)
+    try:
+        source = open_plain(path)
+        data = None
+        if source is None:
+            data = read_bytes(path)
+            source = io.BytesIO(data)
+        with source:
+            summary = _clean_run_summary(source)
+        if summary is not None:
+            return summary, []
+        text = data
+        return _checked_run(lambda: streamed_fields(path, comments=True) if text is None
+                            else numbered_fields(text, name, comments=True), name)
+    except InputError as e:
+        return None, e.problems
+
+
+_BLOCK = 1 << 20  # bytes of whole lines split at a time by the summaries
+
+
+def line_blocks(source: BinaryIO) -> Iterator[bytes]:
+    """An open file's bytes, a block of whole lines at a time (the last block may lack its newline)."""
+    rest = b""
+    while chunk := source.read(_BLOCK):
+        data = rest + chunk
+        cut = data.rfind(b"\n") + 1
+        rest = data[cut:]
+        if cut:
+            yield data[:cut]
+    if rest:
+        yield rest
+
+
+class Topics:
+    """The topics of a file read a block at a time, and the current topic's docids.
+
+    This is the line-by-line check's rule for a docid twice in a topic, on a block's columns: while a
+    topic's lines are together only its own docids are kept. `add` says False when a docid comes twice
+    in a topic or an earlier topic comes back; then the line-by-line check decides (and words) it.
+    """
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.topic: str | None = None
+        self.docids: set[str] = set()
+
+    def add(self, qids: Ids, docids: Ids) -> bool:
+        """Take a block's columns; False if they repeat a (topic, docid) or bring an earlier topic back."""
+        if has_repeats(qids, docids):
+            return False
+        starts = stretch_starts(qids)
+        for name in qids.take(starts).strings():
+            if name == self.topic:  # only the block's first stretch can go on with the current topic
+                end = int(starts[1]) if len(starts) > 1 else len(qids)
+                if not self.docids.isdisjoint(docids.take(slice(0, end)).strings()):
+                    return False
+            else:
+                if name in self.seen:
+                    return False
+                self.seen.add(name)
+                self.topic = name
+                self.docids = set()
+        self.docids.update(docids.take(slice(int(starts[-1]), None)).strings())
+        return True
+
+
+def _clean_run_summary(source: BinaryIO) -> RunSummary | None:
+    """The summary of a clean run (what `_clean_run` reads), split a block at a time; None for any other file."""
+    end = source.seek(0, 2)
+    if end:
+        source.seek(end - 1)
+        if source.read(1) == b"\r":  # a last line ending in a lone carriage return: the exact reader decides
+            return None
+    source.seek(0)
+    topics = Topics()
+    lines = 0
+    for block in line_blocks(source):
+        cols = split_fields(block, 6, ids=(0, 2), floats=(4,), comments=True)
+        if cols is None or not topics.add(cast(Ids, cols[0]), cast(Ids, cols[2])):
+            return None
+        lines += len(cast(Ids, cols[0]))
+    if not lines:
+        return None
+    return RunSummary(len(topics.seen), lines, last_line(source).split()[5].decode("utf-8"))
+
+
 def validate_run(path: PathLike) -> list[Problem]:
     """Every problem in a run file, in line order (at most errors.KEPT, then how many more); an empty list
     means the file is a clean run."""
@@ -160,19 +263,27 @@ class _TopicReturns(Exception):
 
 def _run_problems(lines: Callable[[], Iterator[Fields | Problem]], path: str) -> list[Problem]:
     """`_scan_run`'s problems, in its order and words, with memory bounded by the problems kept."""
+    return _checked_run(lines, path)[1]
+
+
+def _checked_run(lines: Callable[[], Iterator[Fields | Problem]],
+                 path: str) -> tuple[RunSummary | None, list[Problem]]:
+    """`_run_problems`, and the run's summary when there are none."""
     try:
         return _streamed_run_problems(lines(), path, grouped=True)
     except _TopicReturns:
         return _streamed_run_problems(lines(), path, grouped=False)
 
 
-def _streamed_run_problems(lines: Iterator[Fields | Problem], path: str, *, grouped: bool) -> list[Problem]:
+def _streamed_run_problems(lines: Iterator[Fields | Problem], path: str, *,
+                           grouped: bool) -> tuple[RunSummary | None, list[Problem]]:
     """With `grouped`, only the current topic's docids are kept; _TopicReturns when an earlier topic comes back."""
     found = ProblemList(path)
     first_line: dict[object, int] = {}
     topic: str | None = None
-    finished: set[str] = set()
+    seen: set[str] = set()
     runs = 0
+    runid = ""
     for item in lines:
         if isinstance(item, Problem):
             found.add(item.line, item.message)
@@ -185,23 +296,23 @@ def _streamed_run_problems(lines: Iterator[Fields | Problem], path: str, *, grou
         runs += 1
         if n > 6:
             found.add(line, f"{n} fields, expected 6: {RUN_FORMAT} (extra: {quoted(' '.join(fields[6:]))})")
-        qid, docid, text = fields[0], fields[2], fields[4]
+        qid, docid, text, runid = fields[0], fields[2], fields[4], fields[5]
         _, why = _parse_score(text)
         if why:
             found.add(line, f"score {quoted(text)} {why}")
         if grouped and qid != topic:
-            if topic is not None:
-                finished.add(topic)
-            if qid in finished:
+            if qid in seen:
                 raise _TopicReturns
             topic = qid
             first_line.clear()
+        seen.add(qid)
         first = first_line.setdefault(docid if grouped else (qid, docid), line)
         if first != line:
             found.add(line, f"docid {quoted(docid)} appears twice in topic {quoted(qid)} (first on line {first})")
     if not runs and not found:
         found.add(0, f"empty file: no run lines ({RUN_FORMAT})")
-    return found.listed()
+    problems = found.listed()
+    return (None if problems else RunSummary(len(seen), runs, runid)), problems
 
 
 def _clean_run(source: BinaryIO, path: str) -> pd.DataFrame | None:

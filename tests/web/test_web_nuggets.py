@@ -289,6 +289,17 @@ def test_approving_marks_the_nugget_approved(bench, client):
     assert 'class="approve"' not in block  # nothing left to approve
 
 
+def test_a_topics_drafts_are_approved_at_once_each_a_version_in_its_history(bench, client):
+    assert 'id="approve-all"' in client.get("/nuggets/1").text and all(n.status == "draft" for n in stored(bench))
+    post(client, "/nuggets/1/approve-all")
+    assert [n.status for n in stored(bench)] == ["approved"] * 3
+    assert all(history(bench, n.id)[-1].action == "approve" for n in stored(bench))
+    assert "Approved 3 nugget(s)" in flash(client)
+    assert 'id="approve-all"' not in client.get("/nuggets/1").text  # nothing left to approve
+    no_csrf = client.post("/nuggets/1/approve-all", data={}, follow_redirects=False)
+    assert no_csrf.status_code == 403
+
+
 def test_history_shows_each_version_with_action_author_and_changes(bench, client):
     n = stored(bench)[0]
     post(client, f"/nuggets/1/{n.id}/edit", {"version": n.version, "text": "Solar panels make electricity",

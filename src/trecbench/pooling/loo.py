@@ -142,7 +142,7 @@ def workspace_leave_one_out(
     problems: list[Problem] = []
     paths = {}
     for run_name, record in runs.items():
-        path = _run_path(ws, record["path"])
+        path = pooled_run_file(ws, record["path"])
         if path is None:
             problems.append(Problem(record["path"], 0, f"run {run_name!r} of pool {name!r} is no longer there"))
             continue
@@ -168,8 +168,9 @@ def workspace_leave_one_out(
     return LooResult(result.runs, result.summary, problems + result.problems)
 
 
-def _run_path(ws: Workspace, path: str) -> str | None:
-    """A pooled run's file: as recorded (relative to where the pool was made), else beside the workspace."""
+def pooled_run_file(ws: Workspace, path: str) -> str | None:
+    """A pooled run's file: as recorded (relative to where the pool was made), else beside the workspace;
+    None when it is in neither place (the one rule `pool loo` and the report find pooled runs by)."""
     import os
 
     for candidate in (path, ws.resolve(path), os.path.join(ws.path, "runs", os.path.basename(path))):

@@ -56,7 +56,7 @@ class ReportOptions:
 class RunSource:
     path: str
     name: str | None  # None: the run's tag names it
-    origin: str  # "--runs" or "runs/ folder"
+    origin: str  # "--runs", "runs/ folder" or "pool NAME"
 
 
 @dataclass
@@ -198,7 +198,8 @@ def build_report(workspace: WorkspaceLike, options: ReportOptions | None = None,
     bar = progress if progress is not None else SilentProgress()
     ws = as_workspace(workspace)
     _check_measures(options.measures)
-    sources = discover_runs(ws, options.runs, include_workspace=options.workspace_runs)
+    found: list[str] = []
+    sources = discover_runs(ws, options.runs, include_workspace=options.workspace_runs, notes=found)
     bar.total = SECTIONS + 2 * len(sources)
     bar.refresh()
 
@@ -207,6 +208,7 @@ def build_report(workspace: WorkspaceLike, options: ReportOptions | None = None,
     qrels, propagated, pool_frame = (None if made.empty else made.qrels), made.propagated, made.pool
     bar.update()
     retrieval = retrieval_section(qrels, sources, options, bar)
+    retrieval.notes[:0] = found
     bar.set_description_str("answers")
     answers = answers_section(ws, options)
     bar.update()
@@ -246,8 +248,11 @@ def _check_measures(measures: Sequence[str]) -> None:
 # ---- runs and qrels ---------------------------------------------------------------------------------
 
 
-def discover_runs(ws: Workspace, given: Sequence[str], *, include_workspace: bool = True) -> list[RunSource]:
-    """The runs to score: those given, then the files in BENCH/runs/.
+def discover_runs(ws: Workspace, given: Sequence[str], *, include_workspace: bool = True,
+                  notes: list[str] | None = None) -> list[RunSource]:
+    """The runs to score: those given, then the files in BENCH/runs/, then every run the workspace's pools of
+    runs were built from (their stored paths and sha256s). A pooled run whose file is gone, or whose content
+    changed since it was pooled, gets a sentence in `notes` (a changed one is still scored).
 
     A file is scored once however it was found (compared by resolved path).
     """
@@ -269,6 +274,37 @@ def discover_runs(ws: Workspace, given: Sequence[str], *, include_workspace: boo
         for p in sorted(folder.iterdir()):
             if p.is_file() and not p.name.startswith(".") and not p.name.endswith(".idx"):
                 add(str(p), None, "runs/ folder")
+    for source, note in _pooled_runs(ws):
+        if source is not None:
+            add(source.path, source.name, source.origin)
+        if note and notes is not None:
+            notes.append(note)
+    return out
+
+
+def _pooled_runs(ws: Workspace) -> list[tuple[RunSource | None, str]]:
+    """The runs each pool of runs records (path, sha256), found as `pool loo` finds them, with a sentence when
+    one is gone or changed since it was pooled."""
+    from trecbench.judging.samples import is_pool_of_runs
+    from trecbench.pooling.loo import pooled_run_file
+    from trecbench.release.bundle import file_sha256
+
+    out: list[tuple[RunSource | None, str]] = []
+    for pool in ws.pools():
+        if not is_pool_of_runs(pool.strategy):
+            continue
+        for record in pool.params.get("runs", []):
+            if not isinstance(record, dict) or not record.get("path"):
+                continue
+            name, recorded = str(record.get("name") or ""), str(record["path"])
+            path = pooled_run_file(ws, recorded)
+            if path is None:
+                out.append((None, f"run {name!r} of pool {pool.name!r} is no longer at {recorded}: not scored"))
+                continue
+            changed = record.get("sha256") and file_sha256(Path(path)) != record["sha256"]
+            note = (f"run {name!r} of pool {pool.name!r} changed since it was pooled (its sha256 differs): "
+                    "scored as it is now") if changed else ""
+            out.append((RunSource(path, None, f"pool {pool.name}"), note))
     return out
 
 
@@ -391,6 +427,7 @@ def natural_key(value: Any) -> tuple:
 def answers_section(ws: Workspace, options: ReportOptions) -> AnswersSection:
     from trecbench.evaluation.answers.scoring import evaluate_answers
     from trecbench.evaluation.evidence.duplicates import duplicate_groups
+    from trecbench.evaluation.answers.scoring import nuggets_used
     from trecbench.nuggets.store import workspace_nuggets
 
     section = AnswersSection(files=[str(a) for a in options.answers])
@@ -413,6 +450,7 @@ def answers_section(ws: Workspace, options: ReportOptions) -> AnswersSection:
                                   "trecbench nuggets list -w BENCH")
         return section
     section.table = score_table(scores.frame, iterations=options.iterations, seed=options.seed, alpha=options.alpha)
+    section.notes.append(nuggets_used(topics, "the workspace"))  # the first line of `eval answers -w`, same words
     section.notes.extend(scores.messages())  # what `eval answers` says about the same scores
     return section
 

@@ -83,8 +83,9 @@ async def _get(request: Request) -> Response:
 
 async def _post(request: Request) -> Response:
     parts = _segments(request)
-    if len(parts) == 2 and parts[1] in ("add", "merge"):
-        return await (add_post if parts[1] == "add" else merge_post)(request, parts[0])
+    if len(parts) == 2 and parts[1] in ("add", "merge", "approve-all"):
+        post = {"add": add_post, "merge": merge_post, "approve-all": approve_all_post}[parts[1]]
+        return await post(request, parts[0])
     if len(parts) == 3:
         return await nugget_post(request, *parts)
     raise HTTPException(404)
@@ -448,6 +449,20 @@ async def merge_post(request: Request, qid: str) -> Response:
             text = " ".join((field(form, "text") or "").split()) or None
             made = nuggets.merge(ids, author=who, text=text)
         return Outcome(f"Merged {', '.join(ids)} into {made.id}.", made.id)
+
+    return await _answer(request, qid, run)
+
+
+async def approve_all_post(request: Request, qid: str) -> Response:
+    """Approve every draft nugget of the topic at once (each approval a version in its history)."""
+    await checked_form(request)  # refused without the session's CSRF token
+    bench, who = bench_of(request), me(request)
+
+    def run() -> Outcome:
+        approved = store(bench).approve_all(qid, author=who)
+        if not approved:
+            raise Refused("Every nugget of this topic is approved already.")
+        return Outcome(f"Approved {len(approved)} nugget(s): {', '.join(n.id for n in approved)}.", None)
 
     return await _answer(request, qid, run)
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import pandas as pd
 
@@ -254,7 +254,8 @@ def discover_runs(ws: Workspace, given: Sequence[str], *, include_workspace: boo
     runs were built from (their stored paths and sha256s). A pooled run whose file is gone, or whose content
     changed since it was pooled, gets a sentence in `notes` (a changed one is still scored).
 
-    A file is scored once however it was found (compared by resolved path).
+    A file is scored once however it was found (compared by resolved path; a pooled run also by content, so
+    its copy in BENCH/runs/ is not scored twice).
     """
     out: list[RunSource] = []
     seen: set[str] = set()
@@ -274,8 +275,13 @@ def discover_runs(ws: Workspace, given: Sequence[str], *, include_workspace: boo
         for p in sorted(folder.iterdir()):
             if p.is_file() and not p.name.startswith(".") and not p.name.endswith(".idx"):
                 add(str(p), None, "runs/ folder")
-    for source, note in _pooled_runs(ws):
-        if source is not None:
+    pooled = _pooled_runs(ws)
+    if pooled:  # a pooled run copied into BENCH/runs/ (or given) is the same run: compared by content
+        from trecbench.release.bundle import file_sha256
+
+        have = {file_sha256(Path(s.path)) for s in out if os.path.isfile(s.path)}
+    for source, note in pooled:
+        if source is not None and file_sha256(Path(source.path)) not in have:
             add(source.path, source.name, source.origin)
         if note and notes is not None:
             notes.append(note)
@@ -409,11 +415,21 @@ def _named(frames: list[tuple[RunSource, pd.DataFrame]], notes: list[str]) -> pd
     parts = []
     for (source, frame), name in zip(frames, names):
         if names.count(name) > 1:
-            new = f"{name} ({Path(source.path).name})"
+            same = [Path(s.path) for (s, _), n in zip(frames, names) if n == name]
+            new = f"{name} ({_label(Path(source.path), same)})"
             notes.append(f"runs named {name!r} are told apart by file: {new}")
             frame = frame.rename(index={name: new}, level="run")
         parts.append(frame)
     return pd.concat(parts)
+
+
+def _label(path: Path, same: list[Path]) -> str:
+    """The first of a run file's name, its folder and name, and its whole path that no other of `same` has."""
+    forms: list[Callable[[Path], str]] = [lambda p: p.name, lambda p: f"{p.parent.name}/{p.name}", str]
+    for form in forms:
+        if [form(p) for p in same].count(form(path)) == 1:
+            return form(path)
+    return str(path)
 
 
 def natural_key(value: Any) -> tuple:

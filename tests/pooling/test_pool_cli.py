@@ -78,7 +78,9 @@ def test_stats_counts_per_topic_per_run_and_overlap(bench, cli_run):
     assert rows["A"] == {"run": "A", "topics": 2, "contributed": 4, "unique": 2, "judged": 3, "unjudged": 1,
                          "relevant": 2, "unique_relevant": 1}
     assert rows["B"]["unique"] == 2 and rows["all"]["contributed"] == 6
+    assert result.stderr == "relevant: grade >= 1\n"  # what the relevant columns count, named
     table = cli_run("pool", "stats", bench["dir"] / "pool.tsv")
+    assert table.stderr == ""  # without qrels nothing is counted as relevant
     assert "per topic" in table.stdout and "per run" in table.stdout and "overlap" in table.stdout
     overlap = cli_run("pool", "stats", bench["dir"] / "pool.tsv", "--by", "overlap", "--format", "csv")
     assert overlap.stdout.splitlines() == ["run,A,B", "A,4,2", "B,2,4"]

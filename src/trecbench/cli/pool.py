@@ -197,7 +197,10 @@ def stats(pool_file, qrels_path, by, rel_level, fmt) -> None:
     if qrels_path:
         from trecbench.qrels import read_qrels
 
+        from trecbench.evaluation.retrieval.output import relevance_rule
+
         qrels = read_qrels(qrels_path)
+        click.echo(relevance_rule(rel_level), err=True)  # what the relevant columns count
     tables = pool_stats(read_pool(pool_file), qrels, rel_level=rel_level)
     chosen = {"topic": ["topics"], "run": ["runs"], "topic-run": ["topic_runs"], "overlap": ["overlap"],
               "all": ["topics", "runs", "overlap"]}[by]

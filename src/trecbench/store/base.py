@@ -6,6 +6,7 @@ them and gives them what `Connected` declares: the folder, this thread's connect
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 import hashlib
 import sqlite3
 from contextlib import AbstractContextManager
@@ -29,15 +30,16 @@ def row_id(cursor: sqlite3.Cursor) -> int:
     return cursor.lastrowid
 
 
-class Connected:
-    """The part of a workspace a store module's queries use; `Workspace` provides it."""
+class Connected(ABC):
+    """The part of a workspace a store module's queries use; `Workspace` provides it (an abstract base, so a
+    class made of the store's modules that lacks one of these cannot be made at all)."""
 
     path: Path
 
+    @abstractmethod
     def connection(self) -> sqlite3.Connection:
         """This thread's connection to the workspace's database."""
-        raise NotImplementedError
 
+    @abstractmethod
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         """A write transaction (a savepoint of the thread's open one, inside another)."""
-        raise NotImplementedError

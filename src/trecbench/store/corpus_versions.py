@@ -8,6 +8,7 @@ version of a million passages costs a row of ~80 bytes each. The records and the
 """
 from __future__ import annotations
 
+from abc import abstractmethod
 import hashlib
 import sqlite3
 import threading
@@ -147,13 +148,14 @@ class CorpusVersionStore(Connected):
 
     _texts_lock = threading.Lock()
 
+    @abstractmethod
     def corpus(self) -> Any:
         """The workspace's corpus (`Workspace.corpus`)."""
-        raise NotImplementedError
 
     @property
+    @abstractmethod
     def corpus_source(self) -> str | None:
-        raise NotImplementedError
+        """Where the workspace's corpus is (`Workspace.corpus_source`)."""
 
     def keep_judged_texts(self, conn: sqlite3.Connection, version: int | None, docids: Iterable[str]) -> None:
         """Keep, by hash, the texts of the judged passages of `version` not kept yet (inside the caller's

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-import trecbench.runs.trec as run_trec
+import trecbench.files.columns as columns
 from peak_rss import run_measured
 from trecbench.qrels import check_qrels
 from trecbench.qrels.trec import QrelsSummary, summarize_qrels
@@ -37,7 +37,7 @@ def test_validating_big_clean_qrels_keeps_its_memory_bounded_by_the_topics(tmp_p
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Blocks of a few lines, so a topic's lines straddle blocks."""
-    monkeypatch.setattr(run_trec, "_BLOCK", 48)
+    monkeypatch.setattr(columns, "LINE_BLOCK", 48)
 
 
 def test_a_summary_counts_the_judgments_topics_and_relevant_ones_of_qrels_split_into_blocks(tmp_path, small_blocks):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-import trecbench.runs.trec as run_trec
+import trecbench.files.columns as columns
 from peak_rss import run_measured
 from trecbench.runs import check_run
 from trecbench.runs.trec import RunSummary, summarize_run
@@ -38,7 +38,7 @@ def test_validating_a_big_clean_run_keeps_its_memory_bounded_by_the_topics(tmp_p
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Blocks of a few lines, so a topic's lines straddle blocks."""
-    monkeypatch.setattr(run_trec, "_BLOCK", 64)
+    monkeypatch.setattr(columns, "LINE_BLOCK", 64)
 
 
 def test_a_summary_counts_the_lines_topics_and_last_tag_of_a_run_split_into_blocks(tmp_path, small_blocks):

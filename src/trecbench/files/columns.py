@@ -642,3 +642,52 @@ def _repeats_in(first: Ids, second: Ids) -> bool:
     pairs = list(zip(first.take(rows).strings(), second.take(rows).strings()))
     return len(set(pairs)) < len(pairs)
 
+
+LINE_BLOCK = 1 << 20  # bytes of whole lines split at a time by the validate summaries
+
+
+def line_blocks(source: BinaryIO) -> Iterator[bytes]:
+    """An open file's bytes, a block of whole lines at a time (the last block may lack its newline)."""
+    rest = b""
+    while chunk := source.read(LINE_BLOCK):
+        data = rest + chunk
+        cut = data.rfind(b"\n") + 1
+        rest = data[cut:]
+        if cut:
+            yield data[:cut]
+    if rest:
+        yield rest
+
+
+class Topics:
+    """The topics of a file read a block at a time, and the current topic's docids.
+
+    This is the line-by-line check's rule for a docid twice in a topic (`trecbench.files.trec.PairLines`),
+    on a block's columns: while a topic's lines are together only its own docids are kept. `add` says False
+    when a docid comes twice in a topic or an earlier topic comes back; then the line-by-line check decides
+    (and words) it.
+    """
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.topic: str | None = None
+        self.docids: set[str] = set()
+
+    def add(self, qids: Ids, docids: Ids) -> bool:
+        """Take a block's columns; False if they repeat a (topic, docid) or bring an earlier topic back."""
+        if has_repeats(qids, docids):
+            return False
+        starts = stretch_starts(qids)
+        for name in qids.take(starts).strings():
+            if name == self.topic:  # only the block's first stretch can go on with the current topic
+                end = int(starts[1]) if len(starts) > 1 else len(qids)
+                if not self.docids.isdisjoint(docids.take(slice(0, end)).strings()):
+                    return False
+            else:
+                if name in self.seen:
+                    return False
+                self.seen.add(name)
+                self.topic = name
+                self.docids = set()
+        self.docids.update(docids.take(slice(int(starts[-1]), None)).strings())
+        return True

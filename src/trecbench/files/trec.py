@@ -8,7 +8,7 @@ import os
 import re
 import sys
 import zlib
-from typing import BinaryIO, Iterable, Iterator, Union
+from typing import BinaryIO, Callable, Iterable, Iterator, TypeVar, Union
 
 import numpy as np
 import pandas as pd
@@ -321,3 +321,40 @@ def object_column(values: list[str]) -> pd.Series:
 def quoted(text: str, limit: int = 60) -> str:
     """repr() of a field for a message, shortened if long."""
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+T = TypeVar("T")
+
+
+class TopicReturns(Exception):
+    """A topic's lines are not all together: a docid's first line must then be looked up in the whole file."""
+
+
+class PairLines:
+    """The line-by-line readers' rule for a docid twice in a topic, in memory bounded by the topics: while a
+    topic's lines are together (`grouped`) only its own docids' first lines are kept, and an earlier topic
+    coming back raises TopicReturns (`check_grouped_first` then checks again keeping every pair)."""
+
+    def __init__(self, grouped: bool):
+        self.grouped = grouped
+        self.seen: set[str] = set()
+        self.topic: str | None = None
+        self.first_line: dict[object, int] = {}
+
+    def first(self, qid: str, docid: str, line: int) -> int:
+        """The line the pair (qid, docid) was first on: `line` itself when it is new."""
+        if self.grouped and qid != self.topic:
+            if qid in self.seen:
+                raise TopicReturns
+            self.topic = qid
+            self.first_line.clear()
+        self.seen.add(qid)
+        return self.first_line.setdefault(docid if self.grouped else (qid, docid), line)
+
+
+def check_grouped_first(check: Callable[[bool], T]) -> T:
+    """`check(grouped=True)`, or `check(grouped=False)` when a topic's lines turn out not to be together."""
+    try:
+        return check(True)
+    except TopicReturns:
+        return check(False)

@@ -10,10 +10,12 @@ from typing import BinaryIO, Callable, Iterator, NamedTuple, TextIO, Union, cast
 import numpy as np
 import pandas as pd
 
-from trecbench.files.columns import Ids, has_repeats, open_plain, split_fields
+from trecbench.files.columns import Ids, Topics, has_repeats, line_blocks, open_plain, split_fields
 from trecbench.files.output import open_output
 from trecbench.files.irds import is_irds, iter_qrels
 from trecbench.files.trec import (
+    PairLines,
+    check_grouped_first,
     Fields,
     PathLike,
     check_ids,
@@ -28,7 +30,6 @@ from trecbench.files.trec import (
     strict_ints,
 )
 from trecbench.errors import InputError, Problem, ProblemList
-from trecbench.runs.trec import Topics, line_blocks
 
 QRELS_FORMAT = "qid iteration docid grade"
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -253,10 +254,6 @@ def _clean_qrels(source: BinaryIO, path: str) -> pd.DataFrame | None:
     return frame
 
 
-class _TopicReturns(Exception):
-    """A topic's lines are not all together: a docid's first line must then be looked up in the whole file."""
-
-
 def _qrels_problems(lines: Callable[[], Iterator[Fields | Problem]], path: str) -> list[Problem]:
     """`_scan_qrels`'s problems, in its order and words, with memory bounded by the problems kept."""
     return _checked_qrels(lines, path)[1]
@@ -265,19 +262,14 @@ def _qrels_problems(lines: Callable[[], Iterator[Fields | Problem]], path: str) 
 def _checked_qrels(lines: Callable[[], Iterator[Fields | Problem]],
                    path: str) -> tuple[QrelsSummary | None, list[Problem]]:
     """`_qrels_problems`, and the qrels' summary when there are none."""
-    try:
-        return _streamed_qrels_problems(lines(), path, grouped=True)
-    except _TopicReturns:
-        return _streamed_qrels_problems(lines(), path, grouped=False)
+    return check_grouped_first(lambda grouped: _streamed_qrels_problems(lines(), path, grouped=grouped))
 
 
 def _streamed_qrels_problems(lines: Iterator[Fields | Problem], path: str, *,
                              grouped: bool) -> tuple[QrelsSummary | None, list[Problem]]:
-    """With `grouped`, only the current topic's docids are kept; _TopicReturns when an earlier topic comes back."""
+    """With `grouped`, only the current topic's docids are kept (`PairLines`)."""
     found = ProblemList(path)
-    first_line: dict[object, int] = {}
-    topic: str | None = None
-    seen: set[str] = set()
+    pairs = PairLines(grouped)
     count = relevant = 0
     for item in lines:
         if isinstance(item, Problem):
@@ -295,19 +287,13 @@ def _streamed_qrels_problems(lines: Iterator[Fields | Problem], path: str, *,
             found.add(line, why)
         else:
             relevant += int(text) > 0
-        if grouped and qid != topic:
-            if qid in seen:
-                raise _TopicReturns
-            topic = qid
-            first_line.clear()
-        seen.add(qid)
-        first = first_line.setdefault(docid if grouped else (qid, docid), line)
+        first = pairs.first(qid, docid, line)
         if first != line:
             found.add(line, f"docid {quoted(docid)} judged twice for topic {quoted(qid)} (first on line {first})")
     if not count and not found:
         found.add(0, f"empty file: no qrels lines ({QRELS_FORMAT})")
     problems = found.listed()
-    return (None if problems else QrelsSummary(len(seen), count, relevant)), problems
+    return (None if problems else QrelsSummary(len(pairs.seen), count, relevant)), problems
 
 
 def _grade_problem(text: str) -> str:

@@ -9,8 +9,10 @@ from typing import IO, Any, BinaryIO, Callable, Iterator, NamedTuple, cast
 import numpy as np
 import pandas as pd
 
-from trecbench.files.columns import Ids, has_repeats, last_line, open_plain, split_fields, stretch_starts
+from trecbench.files.columns import Ids, Topics, has_repeats, last_line, line_blocks, open_plain, split_fields
 from trecbench.files.trec import (
+    PairLines,
+    check_grouped_first,
     Fields,
     PathLike,
     fast_table,
@@ -127,55 +129,6 @@ def summarize_run(path: PathLike) -> tuple[RunSummary | None, list[Problem]]:
         return None, e.problems
 
 
-_BLOCK = 1 << 20  # bytes of whole lines split at a time by the summaries
-
-
-def line_blocks(source: BinaryIO) -> Iterator[bytes]:
-    """An open file's bytes, a block of whole lines at a time (the last block may lack its newline)."""
-    rest = b""
-    while chunk := source.read(_BLOCK):
-        data = rest + chunk
-        cut = data.rfind(b"\n") + 1
-        rest = data[cut:]
-        if cut:
-            yield data[:cut]
-    if rest:
-        yield rest
-
-
-class Topics:
-    """The topics of a file read a block at a time, and the current topic's docids.
-
-    This is the line-by-line check's rule for a docid twice in a topic, on a block's columns: while a
-    topic's lines are together only its own docids are kept. `add` says False when a docid comes twice
-    in a topic or an earlier topic comes back; then the line-by-line check decides (and words) it.
-    """
-
-    def __init__(self) -> None:
-        self.seen: set[str] = set()
-        self.topic: str | None = None
-        self.docids: set[str] = set()
-
-    def add(self, qids: Ids, docids: Ids) -> bool:
-        """Take a block's columns; False if they repeat a (topic, docid) or bring an earlier topic back."""
-        if has_repeats(qids, docids):
-            return False
-        starts = stretch_starts(qids)
-        for name in qids.take(starts).strings():
-            if name == self.topic:  # only the block's first stretch can go on with the current topic
-                end = int(starts[1]) if len(starts) > 1 else len(qids)
-                if not self.docids.isdisjoint(docids.take(slice(0, end)).strings()):
-                    return False
-            else:
-                if name in self.seen:
-                    return False
-                self.seen.add(name)
-                self.topic = name
-                self.docids = set()
-        self.docids.update(docids.take(slice(int(starts[-1]), None)).strings())
-        return True
-
-
 def _clean_run_summary(source: BinaryIO) -> RunSummary | None:
     """The summary of a clean run (what `_clean_run` reads), split a block at a time; None for any other file."""
     end = source.seek(0, 2)
@@ -257,10 +210,6 @@ def _columns_run(data: bytes, path: str) -> pd.DataFrame | None:
     return _finish(frame, runid=last_line(io.BytesIO(data)).split()[5].decode("utf-8"), path=path)
 
 
-class _TopicReturns(Exception):
-    """A topic's lines are not all together: a docid's first line must then be looked up in the whole file."""
-
-
 def _run_problems(lines: Callable[[], Iterator[Fields | Problem]], path: str) -> list[Problem]:
     """`_scan_run`'s problems, in its order and words, with memory bounded by the problems kept."""
     return _checked_run(lines, path)[1]
@@ -269,19 +218,14 @@ def _run_problems(lines: Callable[[], Iterator[Fields | Problem]], path: str) ->
 def _checked_run(lines: Callable[[], Iterator[Fields | Problem]],
                  path: str) -> tuple[RunSummary | None, list[Problem]]:
     """`_run_problems`, and the run's summary when there are none."""
-    try:
-        return _streamed_run_problems(lines(), path, grouped=True)
-    except _TopicReturns:
-        return _streamed_run_problems(lines(), path, grouped=False)
+    return check_grouped_first(lambda grouped: _streamed_run_problems(lines(), path, grouped=grouped))
 
 
 def _streamed_run_problems(lines: Iterator[Fields | Problem], path: str, *,
                            grouped: bool) -> tuple[RunSummary | None, list[Problem]]:
-    """With `grouped`, only the current topic's docids are kept; _TopicReturns when an earlier topic comes back."""
+    """With `grouped`, only the current topic's docids are kept (`PairLines`)."""
     found = ProblemList(path)
-    first_line: dict[object, int] = {}
-    topic: str | None = None
-    seen: set[str] = set()
+    pairs = PairLines(grouped)
     runs = 0
     runid = ""
     for item in lines:
@@ -300,19 +244,13 @@ def _streamed_run_problems(lines: Iterator[Fields | Problem], path: str, *,
         _, why = _parse_score(text)
         if why:
             found.add(line, f"score {quoted(text)} {why}")
-        if grouped and qid != topic:
-            if qid in seen:
-                raise _TopicReturns
-            topic = qid
-            first_line.clear()
-        seen.add(qid)
-        first = first_line.setdefault(docid if grouped else (qid, docid), line)
+        first = pairs.first(qid, docid, line)
         if first != line:
             found.add(line, f"docid {quoted(docid)} appears twice in topic {quoted(qid)} (first on line {first})")
     if not runs and not found:
         found.add(0, f"empty file: no run lines ({RUN_FORMAT})")
     problems = found.listed()
-    return (None if problems else RunSummary(len(seen), runs, runid)), problems
+    return (None if problems else RunSummary(len(pairs.seen), runs, runid)), problems
 
 
 def _clean_run(source: BinaryIO, path: str) -> pd.DataFrame | None:

@@ -8,7 +8,7 @@ import os
 import re
 import sys
 import zlib
-from typing import BinaryIO, Callable, Iterable, Iterator, TypeVar, Union
+from typing import BinaryIO, Callable, Iterable, Iterator, NamedTuple, TypeVar, Union
 
 import numpy as np
 import pandas as pd
@@ -324,6 +324,27 @@ def quoted(text: str, limit: int = 60) -> str:
 
 
 T = TypeVar("T")
+
+
+class Opened(NamedTuple):
+    """A TREC file opened for the validators: `source` read a block at a time, and `lines()` its numbered
+    fields line by line (as often as asked), either streamed from the file or, for standard input, gzip and
+    a byte order mark, from its text read whole (`data`)."""
+
+    source: BinaryIO
+    data: bytes | None
+    lines: Callable[[], Iterator[Fields | Problem]]
+
+
+def open_trec(path: PathLike) -> Opened:
+    """`path` opened as the run and qrels validators read it (`Opened`): a plain file is streamed."""
+    from trecbench.files.columns import open_plain
+
+    source = open_plain(path)
+    if source is not None:
+        return Opened(source, None, lambda: streamed_fields(path, comments=True))
+    data = read_bytes(path)
+    return Opened(io.BytesIO(data), data, lambda: numbered_fields(data, str(path), comments=True))
 
 
 class TopicReturns(Exception):

@@ -2,7 +2,6 @@
 read an ir_datasets dataset's qrels (`irds:<dataset-id>`) into the same frame."""
 from __future__ import annotations
 
-import io
 import os
 import re
 from typing import BinaryIO, Callable, Iterator, NamedTuple, TextIO, Union, cast
@@ -10,10 +9,11 @@ from typing import BinaryIO, Callable, Iterator, NamedTuple, TextIO, Union, cast
 import numpy as np
 import pandas as pd
 
-from trecbench.files.columns import Ids, Topics, has_repeats, line_blocks, open_plain, split_fields
+from trecbench.files.columns import Ids, Topics, has_repeats, line_blocks, split_fields
 from trecbench.files.output import open_output
 from trecbench.files.irds import is_irds, iter_qrels
 from trecbench.files.trec import (
+    open_trec,
     PairLines,
     check_grouped_first,
     Fields,
@@ -26,7 +26,6 @@ from trecbench.files.trec import (
     object_column,
     quoted,
     read_bytes,
-    streamed_fields,
     strict_ints,
 )
 from trecbench.errors import InputError, Problem, ProblemList
@@ -81,22 +80,15 @@ def check_qrels(path: PathLike) -> tuple[pd.DataFrame | None, list[Problem]]:
         return _irds_qrels(str(path))
     name = str(path)
     try:
-        source = open_plain(path)
-        data = None
-        if source is None:  # standard input, gzip, a byte order mark: their text is read whole
-            data = read_bytes(path)
-            frame = _clean_qrels(io.BytesIO(data), name)
-        else:
-            with source:
-                frame = _clean_qrels(source, name)
+        opened = open_trec(path)  # standard input, gzip, a byte order mark: their text is read whole
+        with opened.source:
+            frame = _clean_qrels(opened.source, name)
         if frame is not None:
             return frame, []
-        text = data
-        problems = _qrels_problems(lambda: streamed_fields(path, comments=True) if text is None
-                                   else numbered_fields(text, name, comments=True), name)
+        problems = _qrels_problems(opened.lines, name)
         if problems:
             return None, problems
-        return _qrels_of(read_bytes(path) if data is None else data, name)
+        return _qrels_of(read_bytes(path) if opened.data is None else opened.data, name)
     except InputError as e:
         return None, e.problems
 
@@ -121,20 +113,13 @@ def summarize_qrels(path: PathLike) -> tuple[QrelsSummary | None, list[Problem]]
         if frame is None:
             return None, problems
         return QrelsSummary(frame["query_id"].nunique(), len(frame), int((frame["relevance"] > 0).sum())), problems
-    name = str(path)
     try:
-        source = open_plain(path)
-        data = None
-        if source is None:  # standard input, gzip, a byte order mark: their text is read whole
-            data = read_bytes(path)
-            source = io.BytesIO(data)
-        with source:
-            summary = _clean_qrels_summary(source)
+        opened = open_trec(path)
+        with opened.source:
+            summary = _clean_qrels_summary(opened.source)
         if summary is not None:
             return summary, []
-        text = data
-        return _checked_qrels(lambda: streamed_fields(path, comments=True) if text is None
-                              else numbered_fields(text, name, comments=True), name)
+        return _checked_qrels(opened.lines, str(path))
     except InputError as e:
         return None, e.problems
 

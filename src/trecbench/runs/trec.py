@@ -9,8 +9,9 @@ from typing import IO, Any, BinaryIO, Callable, Iterator, NamedTuple, cast
 import numpy as np
 import pandas as pd
 
-from trecbench.files.columns import Ids, Topics, has_repeats, last_line, line_blocks, open_plain, split_fields
+from trecbench.files.columns import Ids, Topics, has_repeats, last_line, line_blocks, split_fields
 from trecbench.files.trec import (
+    open_trec,
     PairLines,
     check_grouped_first,
     Fields,
@@ -21,7 +22,6 @@ from trecbench.files.trec import (
     object_column,
     quoted,
     read_bytes,
-    streamed_fields,
     strict_floats,
     file_shape,
 )
@@ -75,22 +75,15 @@ def check_run(path: PathLike) -> tuple[pd.DataFrame | None, list[Problem]]:
     """
     name = str(path)
     try:
-        source = open_plain(path)
-        data = None
-        if source is None:
-            data = read_bytes(path)
-            frame = _clean_run(io.BytesIO(data), name)
-        else:
-            with source:
-                frame = _clean_run(source, name)
+        opened = open_trec(path)
+        with opened.source:
+            frame = _clean_run(opened.source, name)
         if frame is not None:
             return frame, []
-        text = data
-        problems = _run_problems(lambda: streamed_fields(path, comments=True) if text is None
-                                 else numbered_fields(text, name, comments=True), name)
+        problems = _run_problems(opened.lines, name)
         if problems:
             return None, problems
-        return _run_of(read_bytes(path) if data is None else data, name, strict=True), []
+        return _run_of(read_bytes(path) if opened.data is None else opened.data, name, strict=True), []
     except InputError as e:
         return None, e.problems
 
@@ -111,20 +104,13 @@ def summarize_run(path: PathLike) -> tuple[RunSummary | None, list[Problem]]:
     current topic's docids (`Topics`); any other file goes through the same line-by-line check as
     `check_run`. Standard input, gzip and a file with a byte order mark are read whole first.
     """
-    name = str(path)
     try:
-        source = open_plain(path)
-        data = None
-        if source is None:
-            data = read_bytes(path)
-            source = io.BytesIO(data)
-        with source:
-            summary = _clean_run_summary(source)
+        opened = open_trec(path)
+        with opened.source:
+            summary = _clean_run_summary(opened.source)
         if summary is not None:
             return summary, []
-        text = data
-        return _checked_run(lambda: streamed_fields(path, comments=True) if text is None
-                            else numbered_fields(text, name, comments=True), name)
+        return _checked_run(opened.lines, str(path))
     except InputError as e:
         return None, e.problems
 

@@ -14,12 +14,11 @@ This is trecbench's one fast path for TREC files: evaluation (`read_run_columns`
 here, and what it refuses goes to files/trec.py (pandas' C parser, then the exact line-by-line
 reader and its `path:line: message` errors). `read_run` used pyarrow's CSV reader until issue 20;
 benchmarks/read_speed.py measured both, each giving `read_run`'s DataFrame, on 2026-12-01 at
-commit 2ac40f6 (2 cores, load 1.8-2.1, best of 5 interleaved rounds): a 50.4 MB run costs
-`read_run` 0.535 s CPU here (94 MB per CPU second, 148 MiB more peak RSS), 18.2x a raw read of its
-bytes (0.029 s), against pyarrow's 0.801 s (27.3x, 356 MiB); 19.9 MB of qrels cost `read_qrels`
-0.374 s (30.5x a raw read), against pandas' parser 0.543 s and pyarrow's 0.584 s. pyarrow was
-ahead only on the 12 small real runs of /work/shared/data/real (0.102 s against 0.112 s, best of 5;
-0.125 s against 0.119 s by median), and it read some files wrong (an empty field after the first
+commit 2ac40f6 (2 cores, load 1.8-2.1, 5 interleaved rounds, median CPU): a 50.4 MB run costs
+`read_run` 0.561 s here (148 MiB more peak RSS), 18x a raw read of its bytes (0.031 s), against
+pyarrow's 0.845 s (356 MiB); 19.9 MB of qrels cost `read_qrels` 0.407 s, against pandas' parser
+0.613 s and pyarrow's 0.618 s. On the 12 small real runs of /work/shared/data/real the two were close
+(0.119 s against pyarrow's 0.125 s), and pyarrow read some files wrong (an empty field after the first
 line, a space inside a tab-separated field), so it was removed.
 """
 from __future__ import annotations

@@ -217,6 +217,37 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX skips_pair ON skips (qid, docid);
     """,
+    # 9: support assessment of RAG answers: the sentences registered for judging (as they were read: a
+    #    changed answer file is noticed by the sentence's hash), each judgment of whether a cited passage
+    #    backs a sentence (by a person, a model or an imported file; a failure is never a grade), and the
+    #    leases that keep two assessors or two model runs off the same sentence-citation pair
+    """
+    CREATE TABLE support_sentences (
+        run_id TEXT NOT NULL, qid TEXT NOT NULL, sentence INTEGER NOT NULL,
+        text TEXT NOT NULL, text_hash TEXT NOT NULL,
+        citations_json TEXT NOT NULL DEFAULT '[]',
+        registered_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, qid, sentence)
+    );
+    CREATE TABLE support_judgments (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL, qid TEXT NOT NULL, sentence INTEGER NOT NULL,
+        docid TEXT NOT NULL,
+        text_hash TEXT NOT NULL,
+        grade TEXT CHECK (grade IN ('full', 'partial', 'none', 'contradicts')),
+        status TEXT NOT NULL DEFAULT 'ok' CHECK (status IN ('ok', 'failed')),
+        judge_id INTEGER NOT NULL REFERENCES judges(id),
+        raw_reply TEXT, rationale TEXT, error TEXT,
+        created_at TEXT NOT NULL,
+        CHECK ((status = 'ok') = (grade IS NOT NULL))
+    );
+    CREATE INDEX support_judgments_pair ON support_judgments (run_id, qid, sentence, docid);
+    CREATE TABLE support_leases (
+        run_id TEXT NOT NULL, qid TEXT NOT NULL, sentence INTEGER NOT NULL, docid TEXT NOT NULL,
+        holder TEXT NOT NULL, expires_at REAL NOT NULL,
+        PRIMARY KEY (run_id, qid, sentence, docid)
+    );
+    """,
 ]
 
 

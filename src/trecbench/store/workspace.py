@@ -24,6 +24,7 @@ from .drafts import DraftRun, DraftStore
 from .judgments import Judge, JudgeStats, Judgment, JudgmentRow, JudgmentStore, _judgment_sql
 from .pools import PoolStore, PoolSummary, StoredPool, load_pool, save_pool
 from .settings import MetaStore, Settings
+from .support import SupportStore
 from .topics import TopicStore
 
 # What was defined here before the store was split by what it keeps: `from trecbench.store.workspace
@@ -36,7 +37,7 @@ CONFIG = "trecbench.toml"
 DATABASE = "bench.sqlite"
 
 
-class Workspace(TopicStore, JudgmentStore, PoolStore, AssessorStore, DraftStore, MetaStore):
+class Workspace(TopicStore, SupportStore, JudgmentStore, PoolStore, AssessorStore, DraftStore, MetaStore):
     """Open with `Workspace(path)`; create with `Workspace.init(path, corpus=..., topics=...)`.
 
     Every commit survives the process being killed. `durable=True` (the web app's) also makes it survive

@@ -176,7 +176,8 @@ class SupportStore(JudgmentStore):
     def drop_support_leases(self, holder: str, key: SupportKey | None = None) -> None:
         """Remove the holder's support leases (only that pair's when given); inside the caller's transaction
         if any."""
-        sql, args = "DELETE FROM support_leases WHERE holder = ?", (holder,)  # type: tuple[object, ...]
+        sql = "DELETE FROM support_leases WHERE holder = ?"
+        args: tuple[object, ...] = (holder,)
         if key is not None:
             sql, args = sql + " AND run_id = ? AND qid = ? AND sentence = ? AND docid = ?", (holder, *key)
         conn = self.connection()

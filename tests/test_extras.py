@@ -3,6 +3,7 @@ and exits 2; the extras table agrees with pyproject.toml, and every package src/
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
@@ -173,8 +174,14 @@ def declared(extra: str | None) -> set[str]:
     return names
 
 
+@functools.lru_cache(maxsize=None)
+def installed_distributions() -> dict[str, list[str]]:
+    """{top-level module: distributions}: read once (it reads every installed distribution's file list)."""
+    return packages_distributions()
+
+
 def distributions_of(module: str) -> set[str]:
-    return {re.sub(r"[-_.]+", "-", name).lower() for name in packages_distributions().get(module, [])}
+    return {re.sub(r"[-_.]+", "-", name).lower() for name in installed_distributions().get(module, [])}
 
 
 def test_every_extra_in_the_table_is_in_pyproject_and_declares_the_packages_of_its_modules():

@@ -308,6 +308,7 @@ def progress_page(request: Request) -> Response:
     queue = load_queue(bench.ws, time.time())
     rows = progress(bench, queue, who)
     return render(request, "support.html", rows=rows, topics=by_topic(rows), left=sum(r.left for r in rows),
+                  missing=sum(r.missing for r in rows),
                   finished=request.query_params.get("finished") == "1", bench_path=str(bench.ws.path))
 
 

@@ -25,7 +25,7 @@ def test_contradicts_true_adds_the_grade(tmp_path):
 @pytest.mark.parametrize("extra, said", [
     ('\n[support]\ncontradicts = "yes"\n', "contradicts = 'yes': true or false"),
     ("\n[support]\ngrades = 4\n", "a table with one key"),
-    ("\nsupport = 1\n", "a table with one key"),
+    ("\n[support]\ncontradicts = 1\n", "contradicts = 1: true or false"),
 ])
 def test_a_support_table_that_cannot_be_used_is_refused_saying_why(tmp_path, extra, said):
     with pytest.raises(InputError) as e:

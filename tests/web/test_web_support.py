@@ -382,8 +382,8 @@ def test_a_huge_body_is_refused_before_it_is_read(bench):
     huge = {"csrf": csrf, **fields(FIRST), "grade": "full", "text_hash": "x" * 2_000_000}
     for path in ("/support/judge", "/support/next", "/support/open"):
         assert c.post(path, data=huge).status_code == 413
-    assert c.post("/support/judge", content=b"x", headers={"content-length": "abc",
-                                                          "content-type": "application/x-www-form-urlencoded"}).status_code in (400, 413)
+    odd_length = {"content-length": "abc", "content-type": "application/x-www-form-urlencoded"}
+    assert c.post("/support/judge", content=b"x", headers=odd_length).status_code in (400, 413)
     assert people_rows(bench) == []
 
 
@@ -403,3 +403,14 @@ def test_a_full_disk_gets_a_page_saying_the_grade_was_not_saved(bench, monkeypat
     refused = c.post("/support/judge", data=data)
     assert refused.status_code == 507 and "Your grade full of sentence 1 of an answer to topic T01" in refused.text
     assert "was NOT saved" in refused.text
+
+
+def test_a_pair_one_graded_has_no_buttons_while_a_second_person_holds_it(bench):
+    alice, bob = logged_in(bench, "alice", double=True), logged_in(bench, "bob", double=True)
+    take_next(alice)
+    grade(alice, FIRST, "full")
+    assert shown(take_next(bob)) == FIRST
+    page = alice.post("/support/open", data={"csrf": csrf_of(alice.get("/support").text), **fields(FIRST)})
+    assert 'id="held"' in page.text and 'id="support-form"' not in page.text
+    assert '<strong id="my-grade">full</strong>' in page.text
+    assert Workspace(bench).support_leases(0) == {FIRST: "bob"}

@@ -11,6 +11,12 @@ A workspace may declare its relevance scale (default: 0-3, `trecbench.llm.prompt
     name = "irrelevant"           # the judging page's button
     definition = "the passage has nothing to do with the question."
 
+and whether people grading support (`trecbench.answers.support`) may say a cited passage contradicts its
+sentence (default: the paper's three grades full, partial, none):
+
+    [support]
+    contradicts = true
+
 `meta` holds what the workspace keeps once, by key: when it was made (`created_at`), the key that signs
 the web app's session cookies.
 
@@ -38,6 +44,7 @@ class Settings:
     corpus: str | None = None
     topics: str | None = None
     scale: Scale = DEFAULT_SCALE  # trecbench.toml's [scale] (read, never written: a person declares it)
+    support_contradicts: bool = False  # [support] contradicts: the support scale has `contradicts` (read only)
 
     def to_toml(self) -> str:
         """The text of trecbench.toml: a comment line, then the [bench], [corpus] and [topics] tables (an
@@ -64,7 +71,19 @@ class Settings:
             corpus=doc.get("corpus", {}).get("source") or None,
             topics=doc.get("topics", {}).get("source") or None,
             scale=read_scale(doc["scale"], str(path)) if "scale" in doc else DEFAULT_SCALE,
+            support_contradicts=read_support(doc.get("support", {}), str(path)),
         )
+
+
+def read_support(table: object, where: str) -> bool:
+    """Whether trecbench.toml's `[support]` table asks for the `contradicts` grade; InputError naming what is
+    wrong."""
+    if not isinstance(table, dict) or set(table) - {"contradicts"}:
+        raise InputError(where, 0, "[support]: a table with one key, contradicts = true or false")
+    value = table.get("contradicts", False)
+    if not isinstance(value, bool):
+        raise InputError(where, 0, f"[support]: contradicts = {value!r}: true or false")
+    return value
 
 
 def read_scale(table: object, where: str) -> Scale:

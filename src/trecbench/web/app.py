@@ -1,5 +1,6 @@
 """The assessor web app: topic list with progress, a judging page per (topic, document), login; the nugget
-editing pages are in `trecbench.web.nuggets`, what both share in `trecbench.web.common`.
+editing pages are in `trecbench.web.nuggets`, the support assessment pages (`/support`) in `trecbench.web.support`,
+what they share in `trecbench.web.common`.
 
 Pages are rendered on the server (Starlette + Jinja2, autoescaped); the only script is static/app.js,
 which maps the keys 0-3 (the workspace's scale, `trecbench.llm.prompts.Scale`: its definitions are shown
@@ -31,7 +32,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from trecbench.store.workspace import SESSION_SECONDS, Judge, Judgment, Workspace, WorkspaceLike, as_workspace, text_hash
-from trecbench.web import auth, nuggets, queries
+from trecbench.web import auth, nuggets, queries, support
 from trecbench.web.common import (
     HERE,
     STORE_FAILURES,
@@ -78,6 +79,7 @@ def create_app(workspace: WorkspaceLike, *, require_token: bool, double: bool = 
             Route("/login", login_page, methods=["GET", "POST"]),
             Route("/logout", logout, methods=["POST"]),
             *nuggets.routes(),
+            *support.routes(),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ],
         middleware=[

@@ -5,6 +5,19 @@
 precision and recall (Thakur et al., SIGIR 2025), the share of unsupported sentences and of contradicting
 citations, per run and topic, micro and macro.
 """
-from trecbench.evaluation.support.scoring import ChosenGrade, chosen_grades, chosen_judgments
+from trecbench.evaluation.support.jsonl import export_support, import_support, read_support_rows
+from trecbench.evaluation.support.scoring import (
+    AnswerSupport,
+    ChosenGrade,
+    SupportScores,
+    answer_support,
+    chosen_grades,
+    chosen_judgments,
+    evaluate_support,
+    score_support,
+    sentence_support,
+)
 
-__all__ = ["ChosenGrade", "chosen_grades", "chosen_judgments"]
+__all__ = ["AnswerSupport", "ChosenGrade", "SupportScores", "answer_support", "chosen_grades", "chosen_judgments",
+           "evaluate_support", "export_support", "import_support", "read_support_rows", "score_support",
+           "sentence_support"]

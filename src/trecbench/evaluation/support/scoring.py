@@ -151,8 +151,9 @@ class SupportScores:
 
     @property
     def measures(self) -> list[str]:
-        """The macro measures, the ones compared between runs."""
-        return [m for m in self.frame.columns if not m.endswith(MICRO)]
+        """The macro measures of the answers' support, the ones compared between runs (not `Judged`, which
+        says how much was judged)."""
+        return [m for m in self.frame.columns if not m.endswith(MICRO) and m != JUDGED]
 
     def totals(self, run: str) -> AnswerSupport:
         """The run's sums over all its answers (qid `all`)."""

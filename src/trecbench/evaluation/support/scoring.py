@@ -1,7 +1,22 @@
-"""One support grade per sentence-citation pair from the judgments stored for it: the rule every part uses.
+"""Support scores of RAG answers: one grade per sentence-citation pair, then weighted support precision and recall.
 
-Several judges may grade one pair (a person in the web app, a model, an imported file). The grade scored
-is, as for relevance (`trecbench.qrels.select`): a person's most recent judgment, else an imported one,
+The measures follow Thakur et al., "Support Evaluation for the TREC 2024 RAG Track: Comparing Human versus
+LLM Judges" (SIGIR 2025, arXiv 2504.15205): each (sentence, cited passage) pair is graded full (weight 1),
+partial (0.5) or none (0); `contradicts` (BioGen 2025) weighs 0 too. For one run's answer to one topic:
+
+- SupportP, weighted support precision: the mean weight of the judged pairs;
+- SupportR, weighted support recall: the mean over sentences of each one's support, the weight of its
+  best-supported citation (a sentence citing nothing: 0);
+- Unsupported: the share of sentences of support 0; Contradicts: the share of judged pairs graded
+  contradicts; Judged: the share of pairs judged.
+
+A run's value is the mean over its topics (macro); the `_micro` columns pool its pairs or sentences. A pair
+not judged is never scored 0: it is left out of SupportP, and a sentence with such a citation and no
+citation judged full is left out of SupportR and Unsupported (`sentence_support`); both are counted.
+docs/support.md states every choice the paper leaves open.
+
+The grade scored for a pair, when several judges graded it (`chosen_grades`, the rule every part uses),
+is as for relevance (`trecbench.qrels.select`): a person's most recent judgment, else an imported one,
 else a model's (most recent = the newest row); or, when `judge` names one judge, that judge's most recent
 judgment of each pair it graded. Failed judgments (no grade) never count. When the registered sentences
 are given, a judgment made on another text of the sentence (its `text_hash` differs: the answer file

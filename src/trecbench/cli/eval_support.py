@@ -46,6 +46,10 @@ def support(workspace, judge, runs, baseline, per_topic, fmt, output) -> None:
         raise click.UsageError(str(e)) from None
     if not scores.answers:
         raise click.UsageError("no registered sentences: register answers with `trecbench support add` first")
+    scored = list(dict.fromkeys(a.run_id for a in scores.answers))
+    if baseline and baseline not in scored:
+        raise click.BadParameter(f"{baseline!r} is not among the runs scored: {', '.join(scored)}",
+                                 param_hint="'--baseline'")
     ts.emit(scores.frame, output, fmt, topics=per_topic, notes=scores.notes())
     for message in scores.messages():
         click.echo(message, err=True)
@@ -59,8 +63,5 @@ def _compare(scores, baseline: str, fmt: str) -> None:
     from trecbench.evaluation.significance import compare_runs, write_comparisons
     from trecbench.evaluation.topic_scores import per_topic
 
-    try:
-        results = compare_runs(per_topic(scores.frame), baseline, measures=scores.measures)
-    except KeyError as e:
-        raise click.UsageError(str(e.args[0])) from None
+    results = compare_runs(per_topic(scores.frame), baseline, measures=scores.measures)
     write_comparisons(results, sys.stdout, fmt, baseline=baseline)

@@ -214,3 +214,15 @@ def test_eval_support_without_registered_sentences_says_what_to_do(tmp_path):
     result = run_cli("eval", "support", "-w", tmp_path / "bench")
     assert result.exit_code == 2
     assert "register answers with `trecbench support add`" in result.stderr
+
+
+def test_unknown_names_are_refused_before_anything_is_printed(tmp_path, bench):
+    run_cli("support", "import", "-w", bench, write_jsonl(tmp_path, ALICE, "alice.jsonl"))
+    for args, message in ((("eval", "support", "-w", bench, "--baseline", "r9"), "'r9' is not among the runs scored"),
+                          (("eval", "support", "-w", bench, "--run", "r9"), "no registered sentences of run 'r9'"),
+                          (("support", "export", "-w", bench, "--judge", "carol"), "no support judgments by 'carol'"),
+                          (("support", "add", "-w", tmp_path / "nobench", tmp_path / "r1.jsonl"),
+                           "not a trecbench workspace")):
+        result = run_cli(*args)
+        assert result.exit_code == 2, args
+        assert result.stdout == "" and message in result.stderr, args

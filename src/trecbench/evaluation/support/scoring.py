@@ -172,10 +172,7 @@ class SupportScores:
 
     def totals(self, run: str) -> AnswerSupport:
         """The run's sums over all its answers (qid `all`)."""
-        mine = [a for a in self.answers if a.run_id == run]
-        return AnswerSupport(run, "all", *(sum(getattr(a, f) for a in mine) for f in (
-            "sentences", "pairs", "judged_pairs", "pair_weight", "contradicting", "scored_sentences",
-            "sentence_weight", "unsupported")))
+        return pooled(run, [a for a in self.answers if a.run_id == run])
 
     def notes(self) -> dict[str, dict[str, object]]:
         """{run: counts} for the JSON output: what was judged and what was left out."""
@@ -199,6 +196,13 @@ class SupportScores:
         return out
 
 
+def pooled(run: str, answers: Sequence[AnswerSupport]) -> AnswerSupport:
+    """The sums of a run's answers as one (qid `all`): what its micro measures are ratios of."""
+    return AnswerSupport(run, "all", *(sum(getattr(a, f) for a in answers) for f in (
+        "sentences", "pairs", "judged_pairs", "pair_weight", "contradicting", "scored_sentences", "sentence_weight",
+        "unsupported")))
+
+
 def score_support(sentences: Iterable[SupportSentence], grades: Mapping[SupportKey, str], *,
                   contradicts: bool | None = None, policy: str = "") -> SupportScores:
     """Weighted support precision and recall, the unsupported and contradicting shares and the judged share
@@ -220,19 +224,19 @@ def score_support(sentences: Iterable[SupportSentence], grades: Mapping[SupportK
 def _frame(answers: Sequence[AnswerSupport], contradicts: bool) -> pd.DataFrame:
     from trecbench.evaluation.topic_scores import ALL, scores_frame
 
-    pooled = [SUPPORT_P, SUPPORT_R, UNSUPPORTED] + ([CONTRADICTS_SHARE] if contradicts else [])
-    names = list(answers[0].values(contradicts)) if answers else pooled + [JUDGED]
+    micro = [SUPPORT_P, SUPPORT_R, UNSUPPORTED] + ([CONTRADICTS_SHARE] if contradicts else [])
+    names = list(answers[0].values(contradicts)) if answers else micro + [JUDGED]
     rows = []
     for a in answers:
         values = a.values(contradicts)
-        rows.append((a.run_id, a.qid, {**values, **{m + MICRO: values[m] for m in pooled}}))
-    frame = scores_frame(rows, names + [m + MICRO for m in pooled])
+        rows.append((a.run_id, a.qid, {**values, **{m + MICRO: values[m] for m in micro}}))
+    frame = scores_frame(rows, names + [m + MICRO for m in micro])
     totals: dict[str, list[AnswerSupport]] = {}
     for a in answers:
         totals.setdefault(a.run_id, []).append(a)
     for run, mine in totals.items():  # a micro measure pools the run's sums: not the mean of its topics
-        whole = SupportScores(frame, tuple(mine), "", contradicts).totals(run).values(contradicts)
-        for m in pooled:
+        whole = pooled(run, mine).values(contradicts)
+        for m in micro:
             frame.loc[(run, ALL), m + MICRO] = whole[m]
     return frame
 

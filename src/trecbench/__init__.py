@@ -49,6 +49,12 @@ Scoring answers, evidence and contexts
     evaluate_context_recall, read_contexts           context recall by ids, strings or a model
     duplicate_groups                                 the pool's duplicate groups, one document each
 
+Support of answers' citations (does the cited passage back the sentence?)
+    register_answers                                 answers' sentences registered for judging, with an inventory (`support add`)
+    evaluate_support, score_support                  SupportP, SupportR, Unsupported, Contradicts (`eval support`)
+    chosen_grades                                    one support grade per sentence-citation pair (a person's first)
+    import_support, export_support                   support judgments as JSONL (`support import`, `support export`)
+
 Reports and releases
     ReportOptions, build_report, write_report        the self-contained HTML report
     make_release                                     a frozen, hashed benchmark folder
@@ -112,6 +118,11 @@ if TYPE_CHECKING:
     from trecbench.evaluation.evidence.contexts import read_contexts as read_contexts
     from trecbench.evaluation.evidence.context_recall import evaluate_context_recall as evaluate_context_recall
     from trecbench.evaluation.evidence.duplicates import duplicate_groups as duplicate_groups
+    from trecbench.answers.support import register_answers as register_answers
+    from trecbench.evaluation.support import (
+        evaluate_support as evaluate_support, score_support as score_support, chosen_grades as chosen_grades,
+        import_support as import_support, export_support as export_support,
+    )
     from trecbench.report import ReportOptions as ReportOptions, build_report as build_report, write_report as write_report
     from trecbench.release import make_release as make_release, register_release as register_release
 
@@ -146,6 +157,9 @@ _EXPORTS = by_module({
     "trecbench.evaluation.evidence.contexts": ("read_contexts",),
     "trecbench.evaluation.evidence.context_recall": ("evaluate_context_recall",),
     "trecbench.evaluation.evidence.duplicates": ("duplicate_groups",),
+    "trecbench.answers.support": ("register_answers",),
+    "trecbench.evaluation.support": ("evaluate_support", "score_support", "chosen_grades", "import_support",
+                                     "export_support"),
     "trecbench.report": ("ReportOptions", "build_report", "write_report"),
     "trecbench.release": ("make_release", "register_release"),
 })

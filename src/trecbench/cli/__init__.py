@@ -22,6 +22,7 @@ COMMANDS = {
     "check": ("check", "check", "List evidence links and judgments whose document changed or disappeared."),
     "report": ("report", "report", "Write a self-contained HTML report of a workspace and the runs scored on it."),
     "release": ("release", "release", "Freeze a benchmark into a hashed release folder, and verify one."),
+    "support": ("support", "support", "Support of answers' citations: register sentences, import and export judgments."),
 }
 
 

@@ -23,6 +23,7 @@ EVAL_COMMANDS: dict[str, tuple[str, str, str]] = {
     "answers": ("eval_answers", "answers", "Score RAG answers against nuggets: V_strict, V, A_strict, A, W_strict, W."),
     "context-recall": ("eval_context", "context_recall", "Context recall by ids, string similarity or a model."),
     "evidence": ("eval_evidence", "evidence", "EvidenceRecall@k, CompleteEvidence@k and the funnel of staged contexts."),
+    "support": ("eval_support", "support", "Weighted support precision and recall of answers' citations."),
     "compare": ("eval_compare", "compare", "Paired significance tests against a baseline; a regression gate for CI."),
 }
 

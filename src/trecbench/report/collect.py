@@ -182,6 +182,7 @@ class Report:
     cost: CostSection
     reuse: ReuseSection = field(default_factory=ReuseSection)
     audit: AuditSection = field(default_factory=AuditSection)
+    support: Any = None  # trecbench.report.support.SupportSection
 
 
 SECTIONS = 6  # progress steps besides two per run: qrels, answers, evidence, pool, agreement, model calls
@@ -231,7 +232,9 @@ def build_report(workspace: WorkspaceLike, options: ReportOptions | None = None,
     bar.update()
     overview = _overview(ws, qrels, propagated, pool_frame, options, len(retrieval.table.runs) if retrieval.table
                          else 0)
-    return Report(overview, retrieval, answers, evidence, pool, agreement, cost, reuse, audit)
+    from trecbench.report.support import support_section
+
+    return Report(overview, retrieval, answers, evidence, pool, agreement, cost, reuse, audit, support_section(ws, options))
 
 
 def _check_measures(measures: Sequence[str]) -> None:

@@ -3,10 +3,10 @@ Kendall's tau between the orderings of the runs under each; and the blind sample
 
 The comparison follows the TREC 2024 RAG Track's support study (Thakur et al., "Support Evaluation for the
 TREC 2024 RAG Track: Comparing Human versus LLM Judges", SIGIR 2025: exact agreement of 56% between GPT-4o
-and people judging from scratch, run-level Kendall tau above 0.79). Kappa is Cohen's (1960) on the grades
-(`qrels.agreement.cohen_kappa`), and binarised: supported (full, partial) or not (none, contradicts). Tau is
-Kendall's tau-b (Kendall 1945; scipy), as relevance validation computes it, between the runs' weighted
-support precision under the two judges, and between their weighted support recall.
+and people judging from scratch, 72% when people post-edited the model's grades). Kappa is Cohen's (1960) on
+the grades (`qrels.agreement.cohen_kappa`), and binarised: supported (full, partial) or not (none,
+contradicts). Tau is Kendall's tau-b (Kendall 1945; scipy), as relevance validation computes it, between the
+runs' weighted support precision under the two judges, and between their weighted support recall.
 
 A pair is compared when both judges graded the same sentence text (the judgment's text hash). The people's
 grade of a pair is the newest person's; a named `reference` judge (an import, another model) can stand in.
@@ -150,7 +150,7 @@ def compare(reference: Mapping[tuple[SupportKey, str], str], judged: Mapping[tup
                            "recall_reference": {r: s[1] for r, s in ours.items()},
                            "recall_judge": {r: s[1] for r, s in theirs.items()}}).sort_index()
     scores.index.name = "run"
-    confusion = pd.DataFrame(matrix, index=pd.Index(grades, name=label), columns=pd.Index(grades, name=judge))
+    confusion = pd.DataFrame(matrix, index=pd.Index(grades, name=label), columns=pd.Index(grades, name="model"))
     return SupportAgreement(judge, label, len(both), float(np.trace(matrix)) / len(both), confusion,
                             cohen_kappa(matrix), kappa_binary, tau_p, tau_r, scores,
                             verdict(kappa_binary, min(tau_p, tau_r) if tau_p == tau_p and tau_r == tau_r

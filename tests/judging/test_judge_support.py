@@ -175,24 +175,54 @@ def test_max_cost_stops_before_spending(bench, llm_server, cli_run):
     assert "stopped early" in r.stderr
 
 
-def test_a_pair_another_run_of_the_judge_holds_is_left_to_it(bench, llm_server):
+def lease_then_judge(bench, server, holder_of):
+    """Register run A's sentences, lease its pair (sentence 0, d2) to `holder_of(judge name)`, judge every file
+    through Python; (the run, the pairs asked about, the live leases after it)."""
     import time
 
+    from trecbench.answers import read_answers
+    from trecbench.answers.support import answer_sentences
     from trecbench.judging.support import judge_support
     from trecbench.llm import ModelConfig
     from trecbench.store import Workspace
 
     ws_path, files = bench
     ws = Workspace(ws_path)
-    ws.register_sentences(__import__("trecbench.answers.support", fromlist=["x"]).answer_sentences(
-        __import__("trecbench.answers", fromlist=["x"]).read_answers(files[0])))
-    ws.take_support_pairs("another run", [("A", "t1", 0, "d2")], expires_at=time.time() + 600, at=time.time())
-    llm_server.script(scripted(MODEL))
-    config = ModelConfig(MODEL_NAME, api_base=llm_server.base_url, api_key="test")
+    config = ModelConfig(MODEL_NAME, api_base=server.base_url, api_key="test")
+    name = judge_support(ws, files, config, dry_run=True).judge.name
+    ws.register_sentences(answer_sentences(read_answers(files[0])))
+    ws.take_support_pairs(holder_of(name), [("A", "t1", 0, "d2")], expires_at=time.time() + 600, at=time.time())
+    server.script(scripted(MODEL))
     run = judge_support(ws, files, config)
-    assert (run.report.judged, run.report.shared, len(llm_server.requests)) == (7, 1, 7)
-    assert ("A", 0, "d2") not in {request_pair(b) for b in llm_server.requests}
-    assert ws.support_leases(time.time()) == {("A", "t1", 0, "d2"): "another run"}  # ours were all given back
+    return run, [request_pair(b) for b in server.requests], ws.support_leases(time.time())
+
+
+def test_a_pair_another_live_run_of_the_judge_holds_is_left_to_it(bench, llm_server):
+    from trecbench.store.assessors import model_holder
+
+    holders = {}
+    run, asked, leases = lease_then_judge(bench, llm_server, lambda name: holders.setdefault("h", model_holder(name)))
+    assert (run.report.judged, run.report.shared, len(asked)) == (7, 1, 7) and ("A", 0, "d2") not in asked
+    assert leases == {("A", "t1", 0, "d2"): holders["h"]}  # ours were all given back, the other run's kept
+
+
+def test_a_lease_of_a_person_or_another_judge_does_not_keep_the_model_from_a_pair(bench, llm_server):
+    run, asked, leases = lease_then_judge(bench, llm_server, lambda name: "alice")
+    assert (run.report.judged, run.report.shared, len(asked)) == (8, 0, 8) and ("A", 0, "d2") in asked
+    assert leases == {("A", "t1", 0, "d2"): "alice"}  # asked without a lease: the person's is untouched
+
+
+def test_the_lease_of_a_run_of_the_judge_that_died_is_taken_over_at_once(bench, llm_server):
+    import subprocess
+    import sys
+
+    from trecbench.store.assessors import MODEL_HOLDER, _machine
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(gone.stdout)
+    run, asked, leases = lease_then_judge(bench, llm_server,
+                                          lambda name: f"{MODEL_HOLDER}{_machine()}{dead:08x}beef {name}")
+    assert (run.report.judged, run.report.shared, len(asked)) == (8, 0, 8) and leases == {}
 
 
 def test_the_contradicts_scale_is_a_judge_of_its_own_and_a_bad_scale_is_refused(bench, llm_server, cli_run):

@@ -152,6 +152,21 @@ def test_a_grade_outside_the_scale_is_a_failure(bench, llm_server, cli_run):
     assert support_rows(ws)[0][3:5] == (None, "failed") and "'contradicts' is not one of" in support_rows(ws)[0][5]
 
 
+def test_a_bad_answer_file_is_reported_by_line_and_nothing_is_registered(bench, llm_server, cli_run, tmp_path):
+    ws, files = bench
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(files[0].read_text() + "{not json\n")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    r = cli_run(*support_args(ws, [broken], llm_server))
+    assert r.exit_code == 2 and f"{broken}:2:" in r.stderr and "Traceback" not in r.output
+    r = cli_run(*support_args(ws, [empty], llm_server))
+    assert r.exit_code == 2 and f"{empty}: empty file: no answers" in r.stderr  # the reader says so
+    assert llm_server.requests == [] and support_rows(ws) == []
+    with sqlite3.connect(ws / "bench.sqlite") as conn:
+        assert conn.execute("SELECT count(*) FROM support_sentences").fetchone() == (0,)
+
+
 def test_a_dry_run_prints_counts_and_cost_and_calls_and_writes_nothing(bench, llm_server, cli_run):
     ws, files = bench
     llm_server.script(scripted(MODEL))

@@ -392,7 +392,8 @@ def judge_support(ws: Workspace, answers_or_paths: Iterable[Answer | str | Path]
     identity = support_judge(config.model, prompt, samples=samples, params=dict(config.params))
     answers = read_answer_files(answers_or_paths)
     if not answers:
-        raise InputError(str(answers_or_paths), 0, "no answers to judge")
+        given = [answers_or_paths] if isinstance(answers_or_paths, (str, Path)) else list(answers_or_paths)
+        raise InputError(str(given[0]) if given else "answers", 0, "no answers to judge")
     sentences = answer_sentences(answers)
     added, changed = (0, 0) if dry_run else ws.register_sentences(sentences)
     pairs, skipped = plan_pairs(sentences, judged_by(ws, identity.name), limit)

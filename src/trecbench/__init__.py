@@ -35,6 +35,7 @@ The workspace and its qrels
 Models
     ModelConfig, LLM, Budget                         which model and how; the client; a --max-cost limit
     judge_pool                                       grade a workspace's pool with a model (`judge llm`)
+    judge_support, support_agreement                 grade answers' citations with a model; its agreement with people
     draft_nuggets                                    draft nuggets with a model or extractively (`nuggets draft`)
 
 Nuggets
@@ -103,6 +104,8 @@ if TYPE_CHECKING:
     from trecbench.judging.audit import audit_qrels as audit_qrels, read_audit as read_audit
     from trecbench.llm import ModelConfig as ModelConfig, LLM as LLM, Budget as Budget
     from trecbench.judging.pool import judge_pool as judge_pool
+    from trecbench.judging.support import judge_support as judge_support
+    from trecbench.judging.support_agreement import support_agreement as support_agreement
     from trecbench.nuggets.drafting import draft_nuggets as draft_nuggets
     from trecbench.nuggets.store import NuggetStore as NuggetStore, workspace_nuggets as workspace_nuggets
     from trecbench.nuggets.drafting.extractive import draft_extractive as draft_extractive
@@ -148,6 +151,8 @@ _EXPORTS = by_module({
     "trecbench.judging.audit": ("audit_qrels", "read_audit"),
     "trecbench.llm": ("ModelConfig", "LLM", "Budget"),
     "trecbench.judging.pool": ("judge_pool",),
+    "trecbench.judging.support": ("judge_support",),
+    "trecbench.judging.support_agreement": ("support_agreement",),
     "trecbench.nuggets.drafting": ("draft_nuggets",),
     "trecbench.nuggets.store": ("NuggetStore", "workspace_nuggets"),
     "trecbench.nuggets.drafting.extractive": ("draft_extractive",),

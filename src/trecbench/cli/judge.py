@@ -124,3 +124,8 @@ from trecbench.cli.judge_validate import validate as _validate  # noqa: E402
 
 judge.add_command(_validate)
 judge.add_command(_audit)
+
+from trecbench.cli.judge_support import support as _support, support_agreement as _support_agreement  # noqa: E402
+
+judge.add_command(_support)
+judge.add_command(_support_agreement)

@@ -183,8 +183,9 @@ class Leases:
             self.ws.drop_leases(self.holder)
 
 
-async def _leased(leases: Leases | None, work) -> None:
-    """Await `work` while `leases` are kept alive, then give them all back."""
+async def leased(leases, work) -> None:
+    """Await `work` while `leases` (anything with `keep_alive()` and `close()`, as `Leases`) are kept alive, then
+    give them all back; shared with support judging."""
     if leases is None:
         await work
         return
@@ -311,9 +312,10 @@ class _Judger:
                 self.leases.release(task.qid, task.docids)
 
 
-def _stop(report: Report, error: Exception, stop: asyncio.Event) -> None:
-    """A budget reached or a model error no call can get past: say why and let no new call start (a fatal
-    error is raised once the calls under way are done)."""
+def stop_run(report, error: Exception, stop: asyncio.Event) -> None:
+    """A budget reached or a model error no call can get past: say why in `report` (a `Report`, or any record
+    with `stopped` and `fatal`) and let no new call start (a fatal error is raised once the calls under way
+    are done); shared with support judging."""
     from trecbench.llm import ModelCallError
 
     if isinstance(error, ModelCallError):
@@ -347,14 +349,14 @@ async def judge(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task], judge
                 asked = Task(task.qid, tuple(taken))
             await one(asked)
         except (BudgetExceeded, ModelCallError) as e:  # a fatal one leaves the task's passages unjudged, unrecorded
-            _stop(report, e, stop)
+            stop_run(report, e, stop)
         finally:
             if leases is not None:
                 leases.release(asked.qid, asked.docids)  # what `one` did not record (a stop): free for others
             if on_progress:
                 on_progress(report, len(task.docids))
 
-    await _leased(leases, work_through(tasks, judge_task, workers=getattr(llm.config, "concurrency", 8), stop=stop))
+    await leased(leases, work_through(tasks, judge_task, workers=getattr(llm.config, "concurrency", 8), stop=stop))
     if report.fatal is not None:
         raise report.fatal
     return report
@@ -408,14 +410,14 @@ async def judge_adaptive(ws: Workspace, llm, prompt: Prompt, pool, judge_id: Jud
             except (BudgetExceeded, ModelCallError) as e:  # fatal ones as in `judge`
                 if leases is not None:
                     leases.release(q, [docid])
-                _stop(report, e, stop)
+                stop_run(report, e, stop)
                 break
             grade = grades.get(docid)
             session.record(q, docid, grade is not None and grade >= relevant_grade)
             if on_progress:
                 on_progress(report, 1)
 
-    await _leased(leases, work_through(pool.topics, judge_topic, workers=getattr(llm.config, "concurrency", 8),
+    await leased(leases, work_through(pool.topics, judge_topic, workers=getattr(llm.config, "concurrency", 8),
                                        stop=stop))
     if report.fatal is not None:
         raise report.fatal

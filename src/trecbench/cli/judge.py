@@ -121,6 +121,8 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
 
 from trecbench.cli.judge_audit import audit as _audit  # noqa: E402
 from trecbench.cli.judge_validate import validate as _validate  # noqa: E402
+from trecbench.cli.judge_holes import holes as _holes  # noqa: E402
 
 judge.add_command(_validate)
 judge.add_command(_audit)
+judge.add_command(_holes)

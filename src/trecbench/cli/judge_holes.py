@@ -48,7 +48,7 @@ def holes(workspace, runs, depth, model_opts, prompt, batch, samples, examples, 
       trecbench judge holes -w mybench runs/new.txt          # the validated judge
       trecbench eval retrieval -w mybench runs/new.txt -m nDCG@10
     """
-    from trecbench.judging.holes import hole_table, judge_holes
+    from trecbench.judging.holes import hole_table, judge_holes, run_holes
     from trecbench.judging.prompts import load_prompt
     from trecbench.store import Workspace
 
@@ -60,16 +60,17 @@ def holes(workspace, runs, depth, model_opts, prompt, batch, samples, examples, 
         prompt = load_prompt(prompt, ws.settings.scale)
         settings = {k: v if v is not None else (0 if k == "examples" else 1) for k, v in settings.items()}
     config = model_opts.config(temperature=0.7 if settings["samples"] > 1 else 0.0)
+    found = run_holes(ws, list(runs), depth=depth)
+    for line in hole_table(found):
+        click.echo(line, err=True)
     with judging(quiet or dry_run) as (start, progress):
         try:
             filling = judge_holes(ws, list(runs), config, depth=depth, prompt=prompt, limit=limit,
                                   max_cost=model_opts.max_cost, dry_run=dry_run,
                                   provider_batch=provider_batch or collect, collect=collect, on_start=start,
-                                  on_progress=progress, **settings)
+                                  on_progress=progress, holes=found, **settings)
         except ValueError as e:
             raise click.UsageError(str(e)) from None
-    for line in hole_table(filling.holes):
-        click.echo(line, err=True)
     run = filling.run
     if run.report is None:
         click.echo(describe_estimate(run.estimate))
@@ -97,8 +98,8 @@ def _validated(ws, model_opts, prompt, settings):
     click.echo(f"the validated judge: {chosen.name} (binarised kappa {chosen.kappa_binary:.2f}, {chosen.verdict}, "
                f"on pool {chosen.pool!r})", err=True)
     if chosen.verdict == "poor":
-        click.echo("warning: judge validate rated this judge poor: its grades are a weak stand-in for people's",
-                   err=True)
+        click.echo("warning: judge validate's verdict on this judge is poor (its binarised kappa and tau must both "
+                   "reach fair for more): its grades may be a weak stand-in for people's", err=True)
     opts = dataclasses.replace(model_opts, model=chosen.model, temperature=chosen.temperature)
     return opts, chosen.prompt(ws.settings.scale), {"batch": chosen.batch, "samples": chosen.samples,
                                                     "examples": chosen.examples}

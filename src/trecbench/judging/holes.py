@@ -179,18 +179,19 @@ class HoleFilling:
 def judge_holes(ws: Any, runs: Any, config: Any, *, depth: int = DEFAULT_DEPTH, prompt: Any = None, batch: int = 1,
                 samples: int = 1, examples: int = 0, limit: int | None = None, max_cost: Any = None,
                 dry_run: bool = False, provider_batch: bool = False, collect: bool = False,
-                on_start: Callable | None = None, on_progress: Callable | None = None) -> HoleFilling:
+                on_start: Callable | None = None, on_progress: Callable | None = None,
+                holes: list[RunHoles] | None = None) -> HoleFilling:
     """Judge the holes of `runs` (module doc) with `config`'s model, through `judge_pool(pairs=...)`.
 
     ws: a `Workspace` or its path. The options are `judge_pool`'s; the judgments are that model judge's
     (`model_judge`: model, prompt, batch, samples, temperature), so holes it judged before are skipped and
-    replies it had are read from the cache.
+    replies it had are read from the cache. `holes`: the runs' holes as `run_holes` found them (else found here).
     """
     from trecbench.judging.pool import judge_pool
     from trecbench.store import as_workspace
 
     ws = as_workspace(ws)
-    holes = run_holes(ws, runs, depth=depth)
+    holes = run_holes(ws, runs, depth=depth) if holes is None else holes
     frame = hole_pairs(holes)
     frame.attrs["name"] = "holes"
     run = judge_pool(ws, config, prompt=prompt, batch=batch, samples=samples, examples=examples, limit=limit,

@@ -35,6 +35,8 @@ The workspace and its qrels
 Models
     ModelConfig, LLM, Budget                         which model and how; the client; a --max-cost limit
     judge_pool                                       grade a workspace's pool with a model (`judge llm`)
+    run_holes, judge_holes, hole_scores              a new run's holes, filled by a model, scored three ways (`judge holes`)
+    tau_ap, new_run_bias, workspace_label_stability  knowing a judge: tau_AP, new-run bias, label stability
     draft_nuggets                                    draft nuggets with a model or extractively (`nuggets draft`)
 
 Nuggets
@@ -97,6 +99,12 @@ if TYPE_CHECKING:
     from trecbench.judging.audit import audit_qrels as audit_qrels, read_audit as read_audit
     from trecbench.llm import ModelConfig as ModelConfig, LLM as LLM, Budget as Budget
     from trecbench.judging.pool import judge_pool as judge_pool
+    from trecbench.judging.holes import (
+        run_holes as run_holes, judge_holes as judge_holes, hole_scores as hole_scores,
+    )
+    from trecbench.judging.judge_checks import (
+        tau_ap as tau_ap, new_run_bias as new_run_bias, workspace_label_stability as workspace_label_stability,
+    )
     from trecbench.nuggets.drafting import draft_nuggets as draft_nuggets
     from trecbench.nuggets.store import NuggetStore as NuggetStore, workspace_nuggets as workspace_nuggets
     from trecbench.nuggets.drafting.extractive import draft_extractive as draft_extractive
@@ -137,6 +145,8 @@ _EXPORTS = by_module({
     "trecbench.judging.audit": ("audit_qrels", "read_audit"),
     "trecbench.llm": ("ModelConfig", "LLM", "Budget"),
     "trecbench.judging.pool": ("judge_pool",),
+    "trecbench.judging.holes": ("run_holes", "judge_holes", "hole_scores"),
+    "trecbench.judging.judge_checks": ("tau_ap", "new_run_bias", "workspace_label_stability"),
     "trecbench.nuggets.drafting": ("draft_nuggets",),
     "trecbench.nuggets.store": ("NuggetStore", "workspace_nuggets"),
     "trecbench.nuggets.drafting.extractive": ("draft_extractive",),

@@ -2,7 +2,7 @@
 
 A hole is a pair (topic, document) in a run's top `depth` (trec_eval's order, the workspace's topics) that
 the qrels of people give no grade: people's qrels are the workspace's qrels (`workspace_qrels`, duplicate
-groups propagated) made of the judgments of people and imports only (`PEOPLE`), the judges a team would
+groups propagated) made of the judgments of people and imports only (`people_qrels`), the judges a team would
 score a run with; a model's grade does not close a hole. `judge_holes` has a model judge grade the holes
 through `judge_pool` (its `pairs`), so they are cached, budgeted, dry-run, batched, leased and resumed as
 `judge llm` does and recorded as that model judge's judgments: a hole is judged and paid once, and a second
@@ -19,11 +19,19 @@ missing relevance judgments in evaluation", 2024).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
-PEOPLE = ("human", "import")  # the judges whose grades close a hole
+from trecbench.qrels.select import PEOPLE, people_qrels
+
+if TYPE_CHECKING:
+    from trecbench.store.workspace import Workspace, WorkspaceLike
+
+__all__ = ["PEOPLE", "people_qrels", "RunHoles", "run_holes", "hole_pairs", "ValidatedJudge", "validations",
+           "validated_judge", "HoleFilling", "judge_holes", "HoleWarning", "hole_warning", "HoleScores",
+           "corrected_score", "hole_scores", "has_filled_holes", "format_hole_scores", "hole_table"]
+
 DEFAULT_DEPTH = 10
 SMALL_HOLES = 0.10  # below: few holes (1 - eval retrieval's Judged@k warning threshold, 0.9)
 LARGE_HOLES = 0.30  # from here: the model's grades are a third or more of the run's top k
@@ -31,14 +39,6 @@ LARGE_HOLES = 0.30  # from here: the model's grades are a third or more of the r
 LEVELS = {("small", "good"): "note", ("small", "fair"): "warning", ("small", "poor"): "warning",
           ("medium", "good"): "warning", ("medium", "fair"): "strong", ("medium", "poor"): "strong",
           ("large", "good"): "strong", ("large", "fair"): "strong", ("large", "poor"): "strong"}
-
-
-def people_qrels(ws: Any) -> Any:
-    """The workspace's qrels of people: judgments by people and imports only (`workspace_qrels` with
-    `kinds=PEOPLE`), duplicates propagated as everywhere."""
-    from trecbench.qrels.select import workspace_qrels
-
-    return workspace_qrels(ws, kinds=PEOPLE)
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,13 @@ class RunHoles:
         return len(self.holes) / self.pairs if self.pairs else 0.0
 
 
-def run_holes(ws: Any, runs: Any, *, depth: int = DEFAULT_DEPTH, people: Any = None) -> list[RunHoles]:
+def run_holes(ws: WorkspaceLike, runs: Any, *, depth: int = DEFAULT_DEPTH, people: Any = None) -> list[RunHoles]:
     """The holes of each run (paths, frames or {name: run}) in its top `depth` against people's qrels
     (`people`: a `WorkspaceQrels`, default `people_qrels(ws)`)."""
     from trecbench.pooling.rank import named_runs
+    from trecbench.store import as_workspace
 
+    ws = as_workspace(ws)
     frames = named_runs(runs)
     people = people_qrels(ws) if people is None else people
     graded = people.qrels[people.qrels["relevance"] >= 0]
@@ -127,7 +129,7 @@ class ValidatedJudge:
         return prompt
 
 
-def validations(ws: Any) -> list[ValidatedJudge]:
+def validations(ws: Workspace) -> list[ValidatedJudge]:
     """The model judges of the workspace's newest validation sample, best first (`judge validate`'s order);
     none when it has no sample judged by people and a model."""
     from trecbench.errors import InputError
@@ -153,7 +155,7 @@ def validations(ws: Any) -> list[ValidatedJudge]:
     return out
 
 
-def validated_judge(ws: Any) -> ValidatedJudge | None:
+def validated_judge(ws: Workspace) -> ValidatedJudge | None:
     """The workspace's validated judge: `judge validate`'s best judge (first by binarised kappa, then tau),
     None when nothing was validated."""
     found = validations(ws)
@@ -176,7 +178,7 @@ class HoleFilling:
         return len(hole_pairs(self.holes))
 
 
-def judge_holes(ws: Any, runs: Any, config: Any, *, depth: int = DEFAULT_DEPTH, prompt: Any = None, batch: int = 1,
+def judge_holes(ws: WorkspaceLike, runs: Any, config: Any, *, depth: int = DEFAULT_DEPTH, prompt: Any = None, batch: int = 1,
                 samples: int = 1, examples: int = 0, limit: int | None = None, max_cost: Any = None,
                 dry_run: bool = False, provider_batch: bool = False, collect: bool = False,
                 on_start: Callable | None = None, on_progress: Callable | None = None,
@@ -272,7 +274,7 @@ class HoleScores:
                 "warning": {"level": self.warning.level, "message": self.warning.message}}
 
 
-def corrected_score(ws: Any, run: str, frame: pd.DataFrame, measure: str, *, people: pd.DataFrame,
+def corrected_score(ws: Workspace, run: str, frame: pd.DataFrame, measure: str, *, people: pd.DataFrame,
                     filled: pd.DataFrame, judge: str | None, rel_level: int) -> Any:
     """THE HOOK for the corrected figure of a run whose holes a model filled: the lead wires it to the
     prediction-powered estimator of `trecbench.evaluation.correction` (people's grades as the human sample,
@@ -281,7 +283,7 @@ def corrected_score(ws: Any, run: str, frame: pd.DataFrame, measure: str, *, peo
     return None
 
 
-def hole_scores(ws: Any, runs: Any, measure: str, *, depth: int = DEFAULT_DEPTH, rel_level: int | None = None,
+def hole_scores(ws: WorkspaceLike, runs: Any, measure: str, *, depth: int = DEFAULT_DEPTH, rel_level: int | None = None,
                 judge: str | None = None) -> list[HoleScores]:
     """Each run's score by `measure` three ways (module doc), its holes in its top `depth`, and the warning.
 
@@ -329,7 +331,7 @@ def _score(evaluate: Callable, qrels: pd.DataFrame, name: str, frame: pd.DataFra
     return float(evaluate(qrels, {name: frame}, [measure], rel_level=rel_level).iloc[0, 0])
 
 
-def _model_grades(ws: Any) -> pd.DataFrame:
+def _model_grades(ws: Workspace) -> pd.DataFrame:
     """Each model judge's latest grade of each pair: query_id, doc_id, relevance, judge, id."""
     judged = ws.judgments(direct=True)
     judged = judged[judged["judge_kind"] == "model"].sort_values("id")
@@ -350,7 +352,7 @@ def _filling_judge(grades: pd.DataFrame, holes: pd.DataFrame) -> str | None:
     return str(counts.sort_values(["n", "newest"], ascending=False).index[0])
 
 
-def has_filled_holes(ws: Any, runs: Any, *, depth: int = DEFAULT_DEPTH) -> bool:
+def has_filled_holes(ws: Workspace, runs: Any, *, depth: int = DEFAULT_DEPTH) -> bool:
     """Whether a model judge graded any hole of these runs' top `depth` (what makes `eval retrieval -w` print
     the three figures: without it the output stays as it was)."""
     grades = _model_grades(ws)

@@ -28,10 +28,13 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from trecbench.store.workspace import Workspace
 
 REPLY_GRADE_BOUND = 100  # reading back replies that were accepted: any grade in them was within the prompt's scale
 
@@ -171,7 +174,7 @@ def _replies(raw: str | None) -> list[str]:
     return []
 
 
-def workspace_label_stability(ws: Any, judge_id: int, threshold: int = 1) -> LabelStability | None:
+def workspace_label_stability(ws: Workspace, judge_id: int, threshold: int = 1) -> LabelStability | None:
     """The label stability of the workspace's judge `judge_id` over all its judgments; None when it asked once
     per pair (samples 1), so that there is nothing to compare."""
     stats = next((s for s in ws.judge_stats() if s.id == judge_id), None)
@@ -268,11 +271,11 @@ def _qrels(frame: pd.DataFrame) -> pd.DataFrame:
     return out.drop_duplicates(["query_id", "doc_id"], keep="last").reset_index(drop=True)
 
 
-def workspace_new_run_bias(ws: Any, judge_id: int, runs: Mapping[str, Any], measure: str = "nDCG@10", *,
+def workspace_new_run_bias(ws: Workspace, judge_id: int, runs: Mapping[str, Any], measure: str = "nDCG@10", *,
                            depth: int = 10, rel_level: int = 1) -> NewRunBias | None:
-    """`new_run_bias` with people's qrels of the workspace (`trecbench.judging.holes.people_qrels`) and the
+    """`new_run_bias` with people's qrels of the workspace (`trecbench.qrels.select.people_qrels`) and the
     model judge `judge_id`'s latest grades; None with fewer than two runs or no people's grades."""
-    from trecbench.judging.holes import people_qrels
+    from trecbench.qrels.select import people_qrels
 
     if len(runs) < 2:
         return None

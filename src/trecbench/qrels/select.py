@@ -94,6 +94,15 @@ def workspace_qrels(ws: WorkspaceLike, *, judge: str | None = None, prefer: str 
                           unjudged_candidates(candidates, qrels), left_out, stale.version if stale else None)
 
 
+PEOPLE = ("human", "import")  # the judges whose grades are people's: a new run's holes are the pairs they did not grade
+
+
+def people_qrels(ws: WorkspaceLike) -> WorkspaceQrels:
+    """The workspace's qrels of people: judgments by people and imports only (`kinds=PEOPLE`), duplicates
+    propagated as everywhere (`trecbench.judging.holes`, the new-run bias of `judge validate`)."""
+    return workspace_qrels(ws, kinds=PEOPLE)
+
+
 def current_version_qrels(ws: Workspace, stale: "Stale", qrels: pd.DataFrame,
                           propagated: int) -> tuple[pd.DataFrame, int, int]:
     """The qrels of pairs whose docid is a passage of the current corpus version (a duplicate's grade lent to

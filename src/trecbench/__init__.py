@@ -36,6 +36,8 @@ Models
     ModelConfig, LLM, Budget                         which model and how; the client; a --max-cost limit
     judge_pool                                       grade a workspace's pool with a model (`judge llm`)
     judge_support, support_agreement                 grade answers' citations with a model; its agreement with people
+    run_holes, judge_holes, hole_scores              a new run's holes, filled by a model, scored three ways (`judge holes`)
+    tau_ap, new_run_bias, workspace_label_stability  knowing a judge: tau_AP, new-run bias, label stability
     draft_nuggets                                    draft nuggets with a model or extractively (`nuggets draft`)
 
 Nuggets
@@ -106,6 +108,12 @@ if TYPE_CHECKING:
     from trecbench.judging.pool import judge_pool as judge_pool
     from trecbench.judging.support import judge_support as judge_support
     from trecbench.judging.support_agreement import support_agreement as support_agreement
+    from trecbench.judging.holes import (
+        run_holes as run_holes, judge_holes as judge_holes, hole_scores as hole_scores,
+    )
+    from trecbench.judging.judge_checks import (
+        tau_ap as tau_ap, new_run_bias as new_run_bias, workspace_label_stability as workspace_label_stability,
+    )
     from trecbench.nuggets.drafting import draft_nuggets as draft_nuggets
     from trecbench.nuggets.store import NuggetStore as NuggetStore, workspace_nuggets as workspace_nuggets
     from trecbench.nuggets.drafting.extractive import draft_extractive as draft_extractive
@@ -153,6 +161,8 @@ _EXPORTS = by_module({
     "trecbench.judging.pool": ("judge_pool",),
     "trecbench.judging.support": ("judge_support",),
     "trecbench.judging.support_agreement": ("support_agreement",),
+    "trecbench.judging.holes": ("run_holes", "judge_holes", "hole_scores"),
+    "trecbench.judging.judge_checks": ("tau_ap", "new_run_bias", "workspace_label_stability"),
     "trecbench.nuggets.drafting": ("draft_nuggets",),
     "trecbench.nuggets.store": ("NuggetStore", "workspace_nuggets"),
     "trecbench.nuggets.drafting.extractive": ("draft_extractive",),

@@ -147,8 +147,28 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
         return
     with open_output(output) as stream:
         out.write_results(results, stream, fmt, per_topic=per_topic, version=version, summary=not no_summary)
-    for note in out.coverage_notes(results):
+    for note in out.coverage_notes(results) + _holes(workspace, projection, results, judged_k, rel_level):
         click.echo(note, err=True)
+
+
+def _holes(workspace: str | None, projection, results: list, depth: int, rel_level: int) -> list[str]:
+    """With -w, the scores of runs whose holes (top --judged-k pairs people did not grade) a model judge filled:
+    people only, filled, corrected, and the warning (`trecbench.judging.holes`); nothing when no model filled
+    one, or when runs are projected onto another chunking (holes are pairs of the workspace's own)."""
+    if workspace is None or projection is not None:
+        return []
+    from trecbench.evaluation.retrieval.output import first_mean
+    from trecbench.judging.holes import format_hole_scores, has_filled_holes, hole_scores
+    from trecbench.store import Workspace
+
+    paths = {r.shown: r.path for r in results if r.path and r.path != "-"}
+    measure = first_mean(results)
+    if not paths or measure is None:
+        return []
+    ws = Workspace(workspace)
+    if not has_filled_holes(ws, paths, depth=depth):
+        return []
+    return format_hole_scores(hole_scores(ws, paths, measure, depth=depth, rel_level=rel_level))
 
 
 def _check_usage(qrels_path: str | None, workspace: str | None, runs: tuple[str, ...], against: str | None) -> None:

@@ -121,6 +121,7 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
 
 from trecbench.cli.judge_audit import audit as _audit  # noqa: E402
 from trecbench.cli.judge_validate import validate as _validate  # noqa: E402
+from trecbench.cli.judge_holes import holes as _holes  # noqa: E402
 
 judge.add_command(_validate)
 judge.add_command(_audit)
@@ -129,3 +130,4 @@ from trecbench.cli.judge_support import support as _support, support_agreement a
 
 judge.add_command(_support)
 judge.add_command(_support_agreement)
+judge.add_command(_holes)

@@ -18,6 +18,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -175,13 +176,18 @@ class JudgeResult:
     topics: pd.DataFrame  # per topic: pairs, exact (share equal), binary (share equal when binarised)
     cost_per_1000: float | None  # dollars per 1,000 judgments, None when the cache has no priced call of it
     verdict: str
+    tau_ap: Interval = Interval(float("nan"), float("nan"), float("nan"))  # `judge_checks.tau_ap`, same draws as tau
+    stability: Any = None  # `judge_checks.LabelStability` of a judge asked several times, else None
+    bias: Any = None  # `judge_checks.NewRunBias` over the source pool's runs, None without two runs or people's grades
 
     def as_dict(self) -> dict:
         return {"judge": self.judge, "judge_id": self.judge_id, "pairs": self.pairs,
                 "kappa": self.kappa.as_dict(), "kappa_binary": self.kappa_binary.as_dict(), "tau": self.tau.as_dict(),
                 "confusion": {str(a): {str(b): int(v) for b, v in row.items()} for a, row in self.confusion.iterrows()},
                 "topics": {str(q): {k: _num(v) for k, v in row.items()} for q, row in self.topics.iterrows()},
-                "cost_per_1000": self.cost_per_1000, "verdict": self.verdict}
+                "cost_per_1000": self.cost_per_1000, "verdict": self.verdict, "tau_ap": self.tau_ap.as_dict(),
+                "label_stability": None if self.stability is None else self.stability.as_dict(),
+                "new_run_bias": None if self.bias is None else self.bias.as_dict()}
 
 
 @dataclass(frozen=True)
@@ -263,12 +269,14 @@ def validate(ws, pool: str | None = None, *, reference: str | None = None, measu
                           threshold=threshold)
         per_topic = _per_topic(both, threshold)
         kappa, kappa_b = _kappa_intervals(both, threshold, bootstrap, rng_seed)
-        tau = _tau_interval(both, runs, measure, threshold, bootstrap, rng_seed)
+        tau, tau_ap = _tau_interval(both, runs, measure, threshold, bootstrap, rng_seed)
         kappa = Interval(agree.kappa, kappa.low, kappa.high)
         kappa_b = Interval(agree.kappa_binary, kappa_b.low, kappa_b.high)
+        stability, bias = _judge_checks(ws, int(jid), runs, measure, threshold, _pooled_depth(ws, chosen))
         results.append(JudgeResult(labels[int(jid)], int(jid), len(both), kappa, kappa_b, tau,
                                    agree.confusion.rename_axis(index="human", columns="model"),
-                                   per_topic, _cost_per_1000(ws, int(jid)), verdict(kappa_b.value, tau.value)))
+                                   per_topic, _cost_per_1000(ws, int(jid)), verdict(kappa_b.value, tau.value),
+                                   tau_ap, stability, bias))
     if not results:
         notes.append(f"no model judge has judged pool {chosen.name!r}: run `trecbench judge llm -w BENCH "
                      f"--pool {chosen.name} --model ...` once per configuration")
@@ -390,15 +398,35 @@ def _kappa_intervals(both: pd.DataFrame, threshold: int, bootstrap: int, seed: i
     return _interval(graded, float("nan")), _interval(binary, float("nan"))
 
 
+def _judge_checks(ws, judge_id: int, runs: dict, measure: str, threshold: int, depth: int | None) -> tuple[Any, Any]:
+    """The judge's label stability and new-run bias (`trecbench.judging.judge_checks`)."""
+    from trecbench.judging.judge_checks import workspace_label_stability, workspace_new_run_bias
+
+    stability = workspace_label_stability(ws, judge_id, threshold)
+    bias = None if depth is None else workspace_new_run_bias(ws, judge_id, runs, measure, depth=depth,
+                                                             rel_level=threshold)
+    return stability, bias
+
+
+def _pooled_depth(ws, sample) -> int | None:
+    """The depth of the pool the validation sample was drawn from (the depth its runs' own pairs are counted at)."""
+    source = ws.pool(sample.params.get("source")) if sample.params.get("source") else None
+    depth = source.params.get("depth") if source is not None else None
+    return int(depth) if isinstance(depth, int) and depth > 0 else None
+
+
 def _tau_interval(both: pd.DataFrame, runs: dict, measure: str, threshold: int, bootstrap: int,
-                  seed: int) -> Interval:
-    """Kendall's tau-b between run means under human and model qrels of the same pairs, and its topic bootstrap."""
+                  seed: int) -> tuple[Interval, Interval]:
+    """Kendall's tau-b, and tau_AP (`judge_checks.tau_ap`: the model's ordering against people's), between run
+    means under human and model qrels of the same pairs, each with its topic bootstrap (the same draws)."""
     from scipy.stats import kendalltau
 
     from trecbench.evaluation import evaluate
+    from trecbench.judging.judge_checks import tau_ap
 
     if len(runs) < 2:
-        return Interval(float("nan"), float("nan"), float("nan"))
+        nothing = Interval(float("nan"), float("nan"), float("nan"))
+        return nothing, nothing
     qids = np.asarray(sorted(set(both["query_id"])))
     scores = []
     for column in ("relevance_h", "relevance_m"):
@@ -408,14 +436,15 @@ def _tau_interval(both: pd.DataFrame, runs: dict, measure: str, threshold: int, 
         scores.append(table.reindex(index=qids, columns=list(runs)).fillna(0.0).to_numpy())
     human, model = scores
 
-    def tau(rows) -> float:
+    def tau(rows) -> tuple[float, float]:
         a, b = human[rows].mean(axis=0), model[rows].mean(axis=0)
         if np.ptp(a) == 0 or np.ptp(b) == 0:
-            return float("nan")
-        return float(kendalltau(a, b).statistic)
+            return float("nan"), float("nan")
+        return float(kendalltau(a, b).statistic), tau_ap(a, b)
 
     point = tau(np.arange(len(qids)))
-    return _interval([tau(d) for d in _topic_draws(qids, bootstrap, seed + 1)], point)
+    draws = [tau(d) for d in _topic_draws(qids, bootstrap, seed + 1)]
+    return (_interval([d[0] for d in draws], point[0]), _interval([d[1] for d in draws], point[1]))
 
 
 def _cost_per_1000(ws, judge_id: int) -> float | None:
@@ -461,8 +490,9 @@ def format_table(result: Validation) -> str:
              f"over {result.topics} topics; {result.runs} runs ranked by {result.measure}; "
              f"relevant from grade {result.threshold}; 95% bootstrap over topics ({result.bootstrap} draws, "
              f"seed {result.seed})"]
-    header = ["rank", "judge", "pairs", "kappa", "kappa_bin", f"tau({result.measure})", "$/1000", "verdict"]
-    rows = [[str(i), j.judge, str(j.pairs), _fmt(j.kappa), _fmt(j.kappa_binary), _fmt(j.tau),
+    header = ["rank", "judge", "pairs", "kappa", "kappa_bin", f"tau({result.measure})", "tau_AP", "$/1000",
+              "verdict"]
+    rows = [[str(i), j.judge, str(j.pairs), _fmt(j.kappa), _fmt(j.kappa_binary), _fmt(j.tau), _fmt(j.tau_ap),
              "-" if j.cost_per_1000 is None else f"{j.cost_per_1000:.4f}", j.verdict]
             for i, j in enumerate(result.judges, 1)]
     lines += aligned(header, rows, left=len(header))  # every column left-aligned
@@ -473,10 +503,35 @@ def format_table(result: Validation) -> str:
         lines.append("lowest per-topic agreement: " + ", ".join(
             f"{q} {row['binary']:.2f} binary / {row['exact']:.2f} exact ({int(row['pairs'])} pairs)"
             for q, row in worst.iterrows()))
+        lines += _check_lines(j)
     lines.append(f"\n{RULE}")
     lines.append(f"context: {CONTEXT}")
     lines += [f"note: {n}" for n in result.notes]
     return "\n".join(lines)
+
+
+def _check_lines(j: JudgeResult) -> list[str]:
+    """The judge's label stability and new-run bias, as `format_table` prints them."""
+    lines = []
+    s = j.stability
+    if s is not None and s.pairs:
+        lines.append(f"label stability ({s.samples} samples): {s.pairs} pairs, grade flips in {s.flipped:.1%} "
+                     f"(across the threshold in {s.flipped_binary:.1%}), two samples agree {s.agreement:.1%}"
+                     + (f"; {s.unread} judgments not read back" if s.unread else ""))
+    elif s is not None:
+        lines.append(f"label stability ({s.samples} samples): no judgment's samples could be read back")
+    b = j.bias
+    if b is not None and len(b.measured):
+        lines.append(f"new-run bias (each run left out of the depth-{b.depth} pool, its own pairs graded by the "
+                     f"model; {b.measure}): mean absolute rank shift {b.mean_abs_shift:.2f} over "
+                     f"{len(b.measured)} runs, mean shift {b.mean_shift:+.2f} (negative: favoured)")
+        lines += [f"  {r.run}: rank {r.rank} with people, {r.filled_rank} with its holes filled, {r.left_out_rank} "
+                  f"left unjudged ({r.own_filled} of {r.own} own pairs graded by the model)"
+                  for r in b.measured.itertuples()]
+    elif b is not None:
+        lines.append("new-run bias: the model graded none of the runs' own pairs: judge the pool with it "
+                     "(`judge llm --pool NAME`) or fill holes (`judge holes`) to measure it")
+    return lines
 
 
 def _fmt(i: Interval) -> str:

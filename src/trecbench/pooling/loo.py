@@ -74,13 +74,12 @@ def leave_one_out(
     pool = build_pool(frames, depth=depth)
     names = list(frames)
     c = pool.candidates
-    only = c[c["n_runs"] == 1]
     qkey = pd.MultiIndex.from_arrays([qrels_df["query_id"].astype(str), qrels_df["doc_id"].astype(str)])
     full = evaluate(qrels_df, frames, measures, rel_level=rel_level)
     columns = list(full.columns)
     rows = []
     for name in names:
-        mine = only[only["runs"] == name]
+        mine = own_pairs(c, name)
         drop_keys = pd.MultiIndex.from_arrays([mine["query_id"], mine["doc_id"]])
         removed = qkey.isin(drop_keys)
         reduced = qrels_df[~removed]
@@ -107,6 +106,12 @@ def leave_one_out(
     table = table[["run", "measure", "full", "left_out", "drop", "relative_drop", "rank", "left_out_rank",
                    "unique", "unique_judged", "unique_relevant"]]
     return LooResult(table, pd.DataFrame(summary), [p for p in pool.problems])
+
+
+def own_pairs(candidates: pd.DataFrame, run: str) -> pd.DataFrame:
+    """The pool candidates only `run` contributed (in its top depth, in no other run's): what leaving it out
+    of the pool removes (`build_pool(...).candidates`; `trecbench.judging.judge_checks` fills them)."""
+    return candidates[(candidates["n_runs"] == 1) & (candidates["runs"] == run)]
 
 
 def workspace_leave_one_out(

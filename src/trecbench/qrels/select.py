@@ -59,13 +59,15 @@ class WorkspaceQrels:
 
 
 def workspace_qrels(ws: WorkspaceLike, *, judge: str | None = None, prefer: str = "human", majority: bool = False,
-                    pool: str | None = None, qid: str | None = None) -> WorkspaceQrels:
+                    pool: str | None = None, qid: str | None = None,
+                    kinds: tuple[str, ...] | None = None) -> WorkspaceQrels:
     """The workspace's judgments as qrels: one grade per pair (see the module doc), duplicates propagated.
 
     ws: a `Workspace` or its path. pool: the stored pool whose duplicate groups propagate grades (default:
     the newest that is not a validation sample or an audit queue, which hold copies of pairs without their
     groups; InputError for a name the workspace does not have). qid: that topic's qrels only (only its
-    judgments are read). Raises ValueError for an unknown
+    judgments are read). kinds: only judgments by judges of these kinds (("human", "import"): the qrels of
+    people, `trecbench.judging.holes`). Raises ValueError for an unknown
     `judge` or `prefer`. A workspace without judgments gives empty qrels.
     """
     from trecbench.store import as_workspace
@@ -75,11 +77,14 @@ def workspace_qrels(ws: WorkspaceLike, *, judge: str | None = None, prefer: str 
     ws = as_workspace(ws)
     candidates = load_pool(ws, pool if pool is not None else grouping_pool(ws), qid=qid)
     judgments = ws.grade_rows(qid=qid)
+    if kinds is not None:
+        judgments = [row for row in judgments if row[6] in kinds]
     stale = stale_judgments(ws, qid=qid)
     if stale is not None and stale.rows:
         gone = {row[0] for row in stale.rows}
         judgments = [row for row in judgments if row[0] not in gone]
     policy = f"judge {judge}" if judge else ("majority" if majority else f"prefer {prefer}")
+    policy += f" ({', '.join(kinds)} only)" if kinds is not None else ""
     grades = grades_frame(choose_grades(judgments, judge=judge, prefer=prefer, majority=majority) if judgments else [])
     qrels, propagated = propagated_qrels(grades, candidates)
     left_out = 0
@@ -87,6 +92,15 @@ def workspace_qrels(ws: WorkspaceLike, *, judge: str | None = None, prefer: str 
         qrels, propagated, left_out = current_version_qrels(ws, stale, qrels, propagated)
     return WorkspaceQrels(qrels, len(qrels) - propagated, propagated, candidates, policy,
                           unjudged_candidates(candidates, qrels), left_out, stale.version if stale else None)
+
+
+PEOPLE = ("human", "import")  # the judges whose grades are people's: a new run's holes are the pairs they did not grade
+
+
+def people_qrels(ws: WorkspaceLike) -> WorkspaceQrels:
+    """The workspace's qrels of people: judgments by people and imports only (`kinds=PEOPLE`), duplicates
+    propagated as everywhere (`trecbench.judging.holes`, the new-run bias of `judge validate`)."""
+    return workspace_qrels(ws, kinds=PEOPLE)
 
 
 def current_version_qrels(ws: Workspace, stale: "Stale", qrels: pd.DataFrame,

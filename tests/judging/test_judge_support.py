@@ -231,12 +231,12 @@ def test_the_lease_of_a_run_of_the_judge_that_died_is_taken_over_at_once(bench, 
     import subprocess
     import sys
 
-    from trecbench.store.assessors import MODEL_HOLDER, _machine
+    from trecbench.store.assessors import MODEL_HOLDER, machine_id
 
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead = int(gone.stdout)
     run, asked, leases = lease_then_judge(bench, llm_server,
-                                          lambda name: f"{MODEL_HOLDER}{_machine()}{dead:08x}beef {name}")
+                                          lambda name: f"{MODEL_HOLDER}{machine_id()}{dead:08x}beef {name}")
     assert (run.report.judged, run.report.shared, len(asked)) == (8, 0, 8) and leases == {}
 
 

@@ -219,8 +219,8 @@ class SupportLeases:
     same judge skips them; kept alive and given back as `judging.llm.Leases` are (through `leased`).
 
     As with relevance, a lease keeps two runs of one judge apart and nothing else: the store keeps one holder
-    per pair, so a pair a person (the assessor page) or another judge holds is asked about without a lease,
-    and the lease of a run of this judge that died on this machine is taken over at once."""
+    per pair, so a pair a person (the assessor page) or another judge holds is asked about without a lease;
+    the lease of a run that died on this machine is taken over at once by the store (`take_support_pairs`)."""
 
     def __init__(self, ws: Workspace, judge: str, *, seconds: float = LEASE_SECONDS):
         from trecbench.store.assessors import model_holder
@@ -232,9 +232,9 @@ class SupportLeases:
     def take(self, pair: SupportPair) -> bool:
         """True when the pair is this run's to ask about: no other live run of this judge holds it, and the
         judge has not graded its sentence since this run planned (another run finished it and let go)."""
-        from trecbench.store.assessors import MODEL_HOLDER, _run_is_dead
+        from trecbench.store.assessors import MODEL_HOLDER
 
-        for _ in range(2):
+        for _ in range(2):  # the store takes over a dead run's lease itself (`take_support_pairs`)
             now = time.time()
             if self.ws.take_support_pairs(self.holder, [pair.key], expires_at=now + self.seconds, at=now):
                 self.held.add(pair.key)
@@ -244,9 +244,7 @@ class SupportLeases:
                 continue  # let go between the two looks: take it again
             if not other.startswith(MODEL_HOLDER) or other.split(" ", 2)[2:] != [self.judge]:
                 break  # a person's or another judge's: theirs to grade as well, asked without a lease
-            if not _run_is_dead(other):
-                return False
-            self.ws.drop_support_leases(other, pair.key)
+            return False
         graded = any(r.key == pair.key and r.text_hash == pair.text_hash
                      for r in self.ws.support_rows(judge=self.judge, run_id=pair.run_id, qid=pair.qid))
         if graded:

@@ -208,7 +208,7 @@ def draw_support_sample(ws: Workspace, size: int, *, seed: int = 0, name: str = 
     (meta `support_sample:NAME`, JSON {"seed", "pairs", "strata"}) for people to grade blind.
 
     InputError when no pair is left to draw or the name is taken."""
-    from trecbench.judging.validate import _allocate
+    from trecbench.judging.validate import allocate
 
     people = {r.key for r in ws.support_rows(kind="human")}
     candidates = [(s.run_id, s.qid, s.sentence, d) for s in ws.support_sentences() for d in dict.fromkeys(s.citations)]
@@ -220,7 +220,7 @@ def draw_support_sample(ws: Workspace, size: int, *, seed: int = 0, name: str = 
         raise InputError(str(ws.path), 0, f"a support sample named {name!r} exists: choose another --name")
     runs = pd.Series([k[0] for k in candidates])
     sizes = runs.value_counts().sort_index()
-    share = _allocate(sizes, min(size, len(candidates)))
+    share = allocate(sizes, min(size, len(candidates)))
     rng = np.random.default_rng(seed)
     chosen: list[int] = []
     for run, k in share.items():

@@ -40,7 +40,7 @@ from trecbench.store.support import SupportJudgment, SupportKey, SupportSentence
 from trecbench.store.workspace import Judge, Workspace
 from trecbench.web.common import Bench, NotSaved, bench_of, checked_form, field, href, me, redirect, render
 from trecbench.web.highlight import highlight, query_terms
-from trecbench.web.queries import _topic_order
+from trecbench.web.queries import topic_order
 
 KEYS = {FULL: "2", PARTIAL: "1", NONE: "0", CONTRADICTS: "c"}  # the key (and button) of each grade
 # What each grade means, on the page under the buttons (the assessor's words; the model's are its prompt's)
@@ -145,7 +145,7 @@ class Queue:
 
 
 def _order(s: SupportSentence) -> tuple:
-    return (_topic_order(s.qid), s.run_id, s.sentence)
+    return (topic_order(s.qid), s.run_id, s.sentence)
 
 
 def load_queue(ws: Workspace, at: float) -> Queue:
@@ -275,7 +275,7 @@ def progress(bench: Bench, queue: Queue, who: str) -> list[AnswerProgress]:
         count["held"] += holder is not None and not holder.startswith(MODEL_HOLDER) and not complete
         count["missing"] += missing
     texts = bench.ws.topic_texts()
-    answers = sorted(counts, key=lambda a: (_topic_order(a[1]), a[0]))
+    answers = sorted(counts, key=lambda a: (topic_order(a[1]), a[0]))
     return [AnswerProgress(q, r, texts.get(q, ""), *(counts[(r, q)][f] for f in AnswerProgress._fields[3:]))
             for r, q in answers]
 

@@ -93,6 +93,19 @@ def test_judge_next_leases_the_first_pair_and_shows_the_sentence_its_neighbour_a
     assert 'value="contradicts"' not in page.text and "/static/support.js" in page.text
 
 
+def test_the_page_shows_each_grade_s_definition_in_the_words_the_model_is_given(bench):
+    import html
+
+    from trecbench.answers.support import DEFINITIONS, GRADES
+    from trecbench.llm.support_prompt import support_prompt
+
+    page = client(bench).get("/support/judge", params=fields(FIRST))
+    shown_meaning = dict(re.findall(r'<dd data-grade="(\w+)">(.*?)</dd>', page.text, re.S))
+    assert {g: html.unescape(t) for g, t in shown_meaning.items()} == {g: DEFINITIONS[g] for g in GRADES}
+    prompt = support_prompt(GRADES).instructions
+    assert all(f"{g} - {DEFINITIONS[g]}" in prompt for g in GRADES)  # one text of the scale for both
+
+
 def test_the_middle_sentence_shows_both_neighbours_as_context(bench):
     page = client(bench).get("/support/judge", params=fields(SECOND))
     assert 'id="before">Emergency production access' in page.text

@@ -33,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from trecbench.answers.support import CONTRADICTS, FULL, GRADES, GRADES_WITH_CONTRADICTS, NONE, PARTIAL
+from trecbench.answers.support import CONTRADICTS, DEFINITIONS, FULL, GRADES, GRADES_WITH_CONTRADICTS, NONE, PARTIAL
 from trecbench.errors import InputError
 from trecbench.store.assessors import MODEL_HOLDER
 from trecbench.store.support import SupportJudgment, SupportKey, SupportSentence
@@ -43,13 +43,6 @@ from trecbench.web.highlight import highlight, query_terms
 from trecbench.web.queries import topic_order
 
 KEYS = {FULL: "2", PARTIAL: "1", NONE: "0", CONTRADICTS: "c"}  # the key (and button) of each grade
-# What each grade means, on the page under the buttons (the assessor's words; the model's are its prompt's)
-MEANING = {
-    FULL: "everything the sentence states can be read in the passage",
-    PARTIAL: "the passage backs some of what the sentence states, not all of it",
-    NONE: "the passage does not back what the sentence states",
-    CONTRADICTS: "the passage states the opposite of what the sentence states",
-}
 FORM_BYTES = 16 * 1024  # a support form is a few ids and a grade: a larger body is refused before it is read
 _INDEX = re.compile(r"[0-9]{1,9}")
 Answer = tuple[str, str]  # (run_id, qid)
@@ -368,7 +361,7 @@ def judge_page(request: Request) -> Response:
         gradable=doc is not None and holder in (None, who) and (mine is not None or queue.is_open(key, who, bench.per_pair)),
         complete=queue.complete(key, bench.per_pair) and mine is None,
         prev_pair=queue.neighbour(key, who, bench.per_pair, -1), next_pair=queue.neighbour(key, who, bench.per_pair, 1),
-        grades=support_grades(bench), keys=KEYS, meaning=MEANING, left=sum(r.left for r in rows),
+        grades=support_grades(bench), keys=KEYS, meaning=DEFINITIONS, left=sum(r.left for r in rows),
         citations=len(dict.fromkeys(sentence.citations)), citation=list(dict.fromkeys(sentence.citations)).index(key[3]) + 1)
 
 

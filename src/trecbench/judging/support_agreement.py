@@ -236,8 +236,21 @@ def draw_support_sample(ws: Workspace, size: int, *, seed: int = 0, name: str = 
 def support_sample(ws: Workspace, name: str = "support-validation") -> SupportSample | None:
     """The stored sample `name` (None when there is none): what the assessor page offers people first."""
     raw = ws.meta(SAMPLE_KEY + name)
-    if raw is None:
-        return None
+    return None if raw is None else _read_sample(name, raw)
+
+
+def _read_sample(name: str, raw: str) -> SupportSample:
     data = json.loads(raw)
     return SupportSample(name, tuple((r, q, int(n), d) for r, q, n, d in data["pairs"]),
                          {r: (int(k), int(n)) for r, (k, n) in data["strata"].items()})
+
+
+def support_samples(ws: Workspace) -> list[SupportSample]:
+    """Every stored support sample, by name."""
+    return [_read_sample(key[len(SAMPLE_KEY):], raw) for key, raw in ws.metas(SAMPLE_KEY).items()]
+
+
+def sample_first(ws: Workspace) -> list[SupportKey]:
+    """The pairs of every stored sample, each once, samples by name and each in its judging order: what the
+    assessor page offers people before any other pair, so that a blind human sample is graded first."""
+    return list(dict.fromkeys(key for sample in support_samples(ws) for key in sample.pairs))

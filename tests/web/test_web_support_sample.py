@@ -32,7 +32,7 @@ def test_the_page_offers_the_blind_sample_first_and_the_verdict_uses_exactly_tho
     r = cli_run("judge", "support-agreement", "-w", bench, "--sample", str(len(PEOPLE)), "--seed", "3")
     assert r.exit_code == 0, r.output
     sample = support_sample(Workspace(bench)).pairs
-    assert len(sample) == len(PEOPLE) and len({k[0] for k in sample}) == 3  # every run in it
+    assert len(sample) == len(PEOPLE) and {k[0] for k in sample} == {"rag_good", "rag_partial"}  # every run with pairs
     alice = logged_in(bench, "alice")
     start = alice.get("/support").text
     assert re.search(r'A blind sample of 6 pairs comes first.*<strong id="sample-left">6</strong> left', start)

@@ -231,12 +231,12 @@ def test_the_lease_of_a_run_of_the_judge_that_died_is_taken_over_at_once(bench, 
     import subprocess
     import sys
 
-    from trecbench.store.assessors import MODEL_HOLDER, _machine
+    from trecbench.store.assessors import MODEL_HOLDER, machine_id
 
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead = int(gone.stdout)
     run, asked, leases = lease_then_judge(bench, llm_server,
-                                          lambda name: f"{MODEL_HOLDER}{_machine()}{dead:08x}beef {name}")
+                                          lambda name: f"{MODEL_HOLDER}{machine_id()}{dead:08x}beef {name}")
     assert (run.report.judged, run.report.shared, len(asked)) == (8, 0, 8) and leases == {}
 
 
@@ -348,10 +348,41 @@ def test_kendall_tau_and_run_scores_by_hand():
     assert kendall_tau({"a": 1, "b": 2}, {"a": 1, "b": 2, "c": 9}) == pytest.approx(1.0)  # runs both score
     assert kendall_tau({"a": 1}, {"a": 2}) != kendall_tau({"a": 1}, {"a": 2})  # nan: one run orders nothing
     # two topics: on t1 P 1, R 1; on t2 P = (.5 + 0 + 0)/3 = 1/6 and R = (max(.5, 0) + 0)/2 = .25 (contradicts
-    # weighs 0) -> the means P = (1 + 1/6)/2 = 7/12, R = (1 + .25)/2 = .625
-    scores = run_scores({("r", "t1", 0, "d1"): "full", ("r", "t2", 0, "d1"): "partial",
-                         ("r", "t2", 0, "d2"): "none", ("r", "t2", 1, "d3"): "contradicts"})
+    # weighs 0) -> the means P = (1 + 1/6)/2 = 7/12, R = (1 + .25)/2 = .625 (SupportP and SupportR, macro)
+    grades = {("r", "t1", 0, "d1"): "full", ("r", "t2", 0, "d1"): "partial",
+              ("r", "t2", 0, "d2"): "none", ("r", "t2", 1, "d3"): "contradicts"}
+    scores = run_scores(grades)
     assert scores == {"r": pytest.approx((7 / 12, 0.625))}
+    # the numbers are evaluation.support's scorer's on the same pairs (its one home), not a second formula
+    from trecbench.evaluation.support import score_support
+    from trecbench.store.support import SupportSentence
+
+    sentences = [SupportSentence("r", "t1", 0, "", "", ("d1",)), SupportSentence("r", "t2", 0, "", "", ("d1", "d2")),
+                 SupportSentence("r", "t2", 1, "", "", ("d3",))]
+    run = score_support(sentences, grades).frame.loc[("r", "all")]
+    assert scores["r"] == pytest.approx((run["SupportP"], run["SupportR"]))
+
+
+def test_the_people_s_grade_of_a_pair_is_the_newest_person_s_as_eval_support_chooses(bench, llm_server, cli_run):
+    from trecbench.answers.support import sentence_hash
+    from trecbench.evaluation.support import chosen_grades
+    from trecbench.store import Judge, Workspace
+    from trecbench.store.support import SupportJudgment
+
+    ws, files = bench
+    llm_server.script(scripted(MODEL))
+    assert cli_run(*support_args(ws, files, llm_server)).exit_code == 0
+    record_people(ws)
+    workspace = Workspace(ws)  # bob regrades A0d2 after alice, as the model does: the people's grade is now full
+    workspace.record_support([SupportJudgment("A", "t1", 0, "d2", sentence_hash(ANSWERS["A"][0][0]), "full",
+                                              Judge("human", "bob"))])
+    assert chosen_grades(workspace.support_rows(kind="human"))[("A", "t1", 0, "d2")] == "full"
+    r = cli_run("judge", "support-agreement", "-w", ws, "--format", "json")
+    (got,) = json.loads(r.stdout)
+    assert got["pairs"] == 8 and got["exact"] == pytest.approx(7 / 8)  # only B0d1 differs now
+    assert got["confusion"]["full"] == {"full": 4, "partial": 0, "none": 0}
+    # people's A: P = (1 + 1 + 1)/3 = 1, as the model's
+    assert got["scores"]["A"]["precision_reference"] == pytest.approx(1.0)
 
 
 def test_the_sample_answers_are_judged_through_the_cli(tmp_path, llm_server, cli_run):

@@ -64,9 +64,11 @@ def test_the_progress_page_lists_each_topic_with_its_pairs_left_and_the_topics_p
     assert 'href="/support"' in c.get("/").text
     page = c.get("/support")
     assert page.status_code == 200
-    assert re.search(r'<strong id="left">100</strong> pairs left', page.text)  # 88 sentences, 100 citations
+    # 88 sentences, 84 citations (rag_poor's 15 sentences cite nothing: no pair)
+    assert re.search(r'<strong id="left">84</strong> pairs left', page.text)
     row = re.search(r'<tr data-qid="T01">(.*?)</tr>', page.text, re.S).group(1)
-    assert "<td>3</td>" in row and '<span class="count">0 / 8</span>' in row and '<td class="left">8</td>' in row
+    # 3 answers (rag_poor's among them, citing nothing), rag_good's 5 pairs and rag_partial's 2
+    assert "<td>3</td>" in row and '<span class="count">0 / 7</span>' in row and '<td class="left">7</td>' in row
     assert "rag_good" not in page.text  # the assessor's page does not name the runs
 
 
@@ -91,6 +93,19 @@ def test_judge_next_leases_the_first_pair_and_shows_the_sentence_its_neighbour_a
     buttons = re.findall(r'<button type="submit" name="grade" value="(\w+)" data-key="(\w)"', page.text)
     assert buttons == [("full", "2"), ("partial", "1"), ("none", "0")]
     assert 'value="contradicts"' not in page.text and "/static/support.js" in page.text
+
+
+def test_the_page_shows_each_grade_s_definition_in_the_words_the_model_is_given(bench):
+    import html
+
+    from trecbench.answers.support import DEFINITIONS, GRADES
+    from trecbench.llm.support_prompt import support_prompt
+
+    page = client(bench).get("/support/judge", params=fields(FIRST))
+    shown_meaning = dict(re.findall(r'<dd data-grade="(\w+)">(.*?)</dd>', page.text, re.S))
+    assert {g: html.unescape(t) for g, t in shown_meaning.items()} == {g: DEFINITIONS[g] for g in GRADES}
+    prompt = support_prompt(GRADES).instructions
+    assert all(f"{g} - {DEFINITIONS[g]}" in prompt for g in GRADES)  # one text of the scale for both
 
 
 def test_the_middle_sentence_shows_both_neighbours_as_context(bench):
@@ -268,7 +283,7 @@ def test_a_passage_the_corpus_lacks_is_never_offered_and_the_overview_lists_it(t
 
 
 def test_when_every_pair_is_judged_next_says_so(tmp_path):
-    bench = make_support_bench(tmp_path, answers=("poor.jsonl",))
+    bench = make_support_bench(tmp_path, answers=("partial.jsonl",))
     c = client(bench)
     key = shown(take_next(c))
     while True:
@@ -277,7 +292,7 @@ def test_when_every_pair_is_judged_next_says_so(tmp_path):
             break
         key = shown(page)
     assert page.url.path == "/support" and "every pair is judged" in page.text
-    assert len(people_rows(bench)) == 16  # 15 sentences, one of them citing two passages
+    assert len(people_rows(bench)) == 26  # 24 sentences, two of them citing two passages
     assert 'id="next"' not in page.text
 
 
@@ -288,7 +303,7 @@ def test_the_overview_shows_people_leases_and_whats_left_per_topic_and_run(bench
     take_next(alice)
     grade(alice, FIRST, "full")
     take_next(bob)
-    Workspace(bench).take_support_pairs(model_holder("m:support"), [("rag_poor", "T01", 0, "HB-ACC-05")],
+    Workspace(bench).take_support_pairs(model_holder("m:support"), [("rag_partial", "T01", 0, "HB-ACC-04")],
                                         expires_at=4e9, at=0)
     page = bob.get("/support/overview")
     assert page.status_code == 200

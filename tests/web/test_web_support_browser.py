@@ -41,7 +41,7 @@ def test_an_assessor_grades_three_pairs_by_keys_goes_back_and_finds_them_in_the_
         page.goto(url + "/")
         with page.expect_navigation():
             page.click("#nav-support")
-        assert page.locator("#left").inner_text() == "100"
+        assert page.locator("#left").inner_text() == "84"  # the sample answers' pairs (rag_poor cites nothing)
         press_and_wait(page, "n")  # judge the next pair
         assert shown(page) == FIRST
         assert page.locator("#doc-text mark").first.inner_text() == "Break"

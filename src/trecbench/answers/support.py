@@ -4,7 +4,8 @@ The grades follow the TREC 2024 RAG Track's support evaluation (Thakur et al., "
 TREC 2024 RAG Track: Comparing Human versus LLM Judges", SIGIR 2025): a cited passage fully supports a
 sentence, partially supports it, or does not support it. `contradicts` is the extra grade BioGen 2025 asks
 for (the passage says the opposite); a scale without it is the paper's three grades. Weights are the
-paper's: full 1, partial 0.5, none 0 (contradicts, like none, backs nothing: 0).
+paper's: full 1, partial 0.5, none 0 (contradicts, like none, backs nothing: 0). `DEFINITIONS` is what each
+grade means, in our words: the one text people (the assessor page) and the model (its prompt) are given.
 
 A sentence of a TREC RAG answer is one item of its `answer` list, with the citations that item lists
 (2024: indices into `references`; 2025: indices or docids), as `trecbench.answers.trec` reads them.
@@ -29,6 +30,17 @@ FULL, PARTIAL, NONE, CONTRADICTS = "full", "partial", "none", "contradicts"
 GRADES = (FULL, PARTIAL, NONE)  # the paper's scale
 GRADES_WITH_CONTRADICTS = (FULL, PARTIAL, NONE, CONTRADICTS)
 WEIGHTS = {FULL: 1.0, PARTIAL: 0.5, NONE: 0.0, CONTRADICTS: 0.0}
+# What each grade means: the one text of the scale, shown to people under the grade buttons of the assessor
+# page (`web.support`) and given to the model in its prompt (`llm.support_prompt`), so both judge by the same
+# words (the prompt's hash is in the model judge's name: a changed word here is a new judge).
+DEFINITIONS = {
+    FULL: "every claim the sentence makes is stated in the passage, or follows from it without outside knowledge.",
+    PARTIAL: "the passage states some of what the sentence claims, or states it less precisely, but the sentence "
+             "also claims something the passage does not give.",
+    NONE: "the passage does not state what the sentence claims: it may be on the same subject, even use the same "
+          "words, without backing the claim.",
+    CONTRADICTS: "the passage states something that cannot be true together with what the sentence claims.",
+}
 
 
 def sentence_hash(text: str) -> str:

@@ -53,5 +53,5 @@ def describe_batches(b) -> str:
     lines += [f"batch {bid} is {status} ({done} of {total} done)" for bid, status, done, total in b.waiting]
     lines += [f"batch {bid} submitted: {n} requests" for bid, n in b.submitted]
     if b.waiting_docs:
-        lines.append(f"{b.waiting_docs} documents wait for a batch: run the same command again to collect it")
+        lines.append(f"{b.waiting_docs} {b.unit} wait for a batch: run the same command again to collect it")
     return "\n".join(lines) if lines else "no provider batch to collect or submit"

@@ -7,6 +7,7 @@ import json
 import click
 
 from trecbench.cli.common import describe_plan, format_option, quiet_option, workspace_option
+from trecbench.cli.judge_runs import describe_batches
 from trecbench.cli.model_options import ProgressBar, dollars, finish, interruptible, model_errors, model_options
 
 
@@ -20,8 +21,12 @@ from trecbench.cli.model_options import ProgressBar, dollars, finish, interrupti
               help="Calls per pair; the grade is their majority (a tie goes to the weaker support).")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Grade at most this many pairs in this run.")
 @click.option("--dry-run", is_flag=True, help="Count the pairs, calls, tokens and dollars it would take; call and write nothing.")
+@click.option("--provider-batch", is_flag=True,
+              help="Send the requests through the provider's batch interface (about half the price, within 24 h); "
+                   "run the same command again to collect the results. See docs/judge-batch.md.")
+@click.option("--collect", is_flag=True, help="Only collect finished provider batches and apply their results.")
 @quiet_option()
-def support(workspace, answers, model_opts, grades, samples, limit, dry_run, quiet) -> None:
+def support(workspace, answers, model_opts, grades, samples, limit, dry_run, provider_batch, collect, quiet) -> None:
     """Grade how far each passage an answer sentence cites supports it (full, partial, none) with MODEL.
 
     The answers' sentences are registered in the workspace, then each (sentence, cited passage) pair is
@@ -37,6 +42,7 @@ def support(workspace, answers, model_opts, grades, samples, limit, dry_run, qui
       trecbench judge support -w mybench answers/run1.jsonl --model openai/gpt-4o --dry-run
       trecbench judge support -w mybench answers/run1.jsonl --model openai/gpt-4o-mini \\
           --grades full,partial,none,contradicts
+      trecbench judge support -w mybench answers/*.jsonl --model openai/gpt-4o-mini --provider-batch
     """
     from trecbench.judging.support import judge_support
     from trecbench.store import Workspace
@@ -51,7 +57,8 @@ def support(workspace, answers, model_opts, grades, samples, limit, dry_run, qui
     with interruptible("every finished judgment is saved; run the same command to continue"), model_errors():
         try:
             run = judge_support(Workspace(workspace), list(answers), config, grades=grades, samples=samples,
-                                limit=limit, max_cost=model_opts.max_cost, dry_run=dry_run, on_start=start,
+                                limit=limit, max_cost=model_opts.max_cost, dry_run=dry_run,
+                                provider_batch=provider_batch or collect, collect=collect, on_start=start,
                                 on_progress=lambda r, n: bar.update(n, r.judged, len(r.failed), r))
         except ValueError as e:
             raise click.UsageError(str(e)) from None
@@ -61,6 +68,8 @@ def support(workspace, answers, model_opts, grades, samples, limit, dry_run, qui
         click.echo(describe_plan(run.estimate, at_most=True, note=f" for {run.plan.total} pairs"))
         click.echo("nothing was written")
         return
+    if run.batches is not None:
+        click.echo(describe_batches(run.batches))
     r = run.report
     shared = f"; {r.shared} left to another run of this judge" if r.shared else ""
     click.echo(f"judged {r.judged}, failed {len(r.failed)}, skipped {r.skipped} already judged; {r.calls} calls "

@@ -130,6 +130,7 @@ class SupportRun:
     plan: SupportPlan
     report: SupportReport | None = None
     estimate: Any = None
+    batches: Any = None  # with provider_batch: the `judging.batch.BatchReport`
 
     @property
     def judge(self) -> Judge:
@@ -219,8 +220,8 @@ class SupportLeases:
     same judge skips them; kept alive and given back as `judging.llm.Leases` are (through `leased`).
 
     As with relevance, a lease keeps two runs of one judge apart and nothing else: the store keeps one holder
-    per pair, so a pair a person (the assessor page) or another judge holds is asked about without a lease,
-    and the lease of a run of this judge that died on this machine is taken over at once."""
+    per pair, so a pair a person (the assessor page) or another judge holds is asked about without a lease;
+    the lease of a run that died on this machine is taken over at once by the store (`take_support_pairs`)."""
 
     def __init__(self, ws: Workspace, judge: str, *, seconds: float = LEASE_SECONDS):
         from trecbench.store.assessors import model_holder
@@ -232,9 +233,9 @@ class SupportLeases:
     def take(self, pair: SupportPair) -> bool:
         """True when the pair is this run's to ask about: no other live run of this judge holds it, and the
         judge has not graded its sentence since this run planned (another run finished it and let go)."""
-        from trecbench.store.assessors import MODEL_HOLDER, _run_is_dead
+        from trecbench.store.assessors import MODEL_HOLDER
 
-        for _ in range(2):
+        for _ in range(2):  # the store takes over a dead run's lease itself (`take_support_pairs`)
             now = time.time()
             if self.ws.take_support_pairs(self.holder, [pair.key], expires_at=now + self.seconds, at=now):
                 self.held.add(pair.key)
@@ -244,9 +245,7 @@ class SupportLeases:
                 continue  # let go between the two looks: take it again
             if not other.startswith(MODEL_HOLDER) or other.split(" ", 2)[2:] != [self.judge]:
                 break  # a person's or another judge's: theirs to grade as well, asked without a lease
-            if not _run_is_dead(other):
-                return False
-            self.ws.drop_support_leases(other, pair.key)
+            return False
         graded = any(r.key == pair.key and r.text_hash == pair.text_hash
                      for r in self.ws.support_rows(judge=self.judge, run_id=pair.run_id, qid=pair.qid))
         if graded:
@@ -291,14 +290,20 @@ class _SupportJudger:
         self.report.failed.append(SupportFailure(pair.key, why))
         return self._judgment(pair, None, error=why, raw_reply=raw)
 
-    async def __call__(self, pair: SupportPair) -> None:
+    def first_questions(self, pair: SupportPair) -> list[tuple[list[dict], dict]]:
+        """Each sample's question about the pair: (messages, the rest of `llm.ask`'s arguments); none when the
+        corpus lacks the passage (what a provider batch sends, `judging.batch`)."""
         doc = self.corpus.get(pair.docid)
-        row: SupportJudgment | None
         if doc is None:
-            row = self._failed(pair, "cited passage not in the corpus")
-        else:
-            row = await self._ask(pair, support_messages(self.prompt, pair.text, passage_text(doc),
-                                                         self.questions.get(pair.qid)))
+            return []
+        messages = support_messages(self.prompt, pair.text, passage_text(doc), self.questions.get(pair.qid))
+        return [(messages, {"parse": partial(parse_support, grades=self.grades), "schema": self.prompt.response_schema(),
+                            "purpose": PURPOSE, "max_tokens": self.prompt.max_tokens(),
+                            **({"seed": seed} if self.samples > 1 else {})}) for seed in range(self.samples)]
+
+    async def __call__(self, pair: SupportPair) -> None:
+        questions = self.first_questions(pair)
+        row = await self._ask(pair, questions) if questions else self._failed(pair, "cited passage not in the corpus")
         if row is None:  # a dry run: counted by the client, nothing to record
             return
         if self.record:
@@ -307,15 +312,12 @@ class _SupportJudger:
                 if self.leases is not None:
                     self.leases.release(pair.key)
 
-    async def _ask(self, pair: SupportPair, messages: list[dict]) -> SupportJudgment | None:
+    async def _ask(self, pair: SupportPair, questions: list[tuple[list[dict], dict]]) -> SupportJudgment | None:
         given: list[tuple[str, str]] = []
         raws: list[str | None] = []
         errors: list[str] = []
-        for seed in range(self.samples):
-            extra = {"seed": seed} if self.samples > 1 else {}
-            outcome = await self.llm.ask(messages, parse=partial(parse_support, grades=self.grades),
-                                         schema=self.prompt.response_schema(), purpose=PURPOSE,
-                                         max_tokens=self.prompt.max_tokens(), **extra)
+        for messages, ask in questions:
+            outcome = await self.llm.ask(messages, **ask)
             self.report.usage += Usage.of(outcome.completions)
             if outcome.dry_run:
                 continue
@@ -372,9 +374,26 @@ async def judge_pairs(ws: Workspace, llm: Any, prompt: TaskPrompt, pairs: Iterab
     return report
 
 
+async def judge_pairs_batched(ws: Workspace, llm: Any, prompt: TaskPrompt, pairs: Sequence[SupportPair],
+                              judge: Judge, *, submit: bool = True, api: Any = None, **options: Any) -> Any:
+    """`judge_pairs` through the provider's batch interface (`judging.batch.run_batched`): collect the judge's
+    finished batches, grade what they answered as live replies, batch the pairs never asked (with `submit`).
+    `options` are `judge_pairs`' (grades, samples, corpus, questions, on_progress)."""
+    from .batch import BatchFlow, BatchReport, run_batched
+
+    failures = SupportReport()  # the failures of requests a collected batch failed, put first in the report
+    out = BatchReport(report=failures, unit="pairs")  # type: ignore[arg-type]
+    one = _SupportJudger(ws, llm, prompt, judge, options.get("grades", GRADES), samples=options.get("samples", 1),
+                         corpus=options["corpus"], questions=options.get("questions") or {}, report=failures,
+                         leases=None, record=True)
+    flow = BatchFlow(PURPOSE, one.first_questions, lambda pair, why: [one._failed(pair, why)], ws.record_support,
+                     lambda live: judge_pairs(ws, llm, prompt, live, judge, **options), lambda pair: 1)
+    return await run_batched(llm, flow, list(pairs), out, submit=submit, api=api)
+
+
 def judge_support(ws: Workspace, answers_or_paths: Iterable[Answer | str | Path] | str | Path, config: Any, *,
                   grades: str | Sequence[str] | None = None, samples: int = 1, limit: int | None = None,
-                  max_cost: Any = None, dry_run: bool = False,
+                  max_cost: Any = None, dry_run: bool = False, provider_batch: bool = False, collect: bool = False,
                   on_start: Callable[[SupportPlan], None] | None = None,
                   on_progress: Callable[[SupportReport, int], None] | None = None) -> SupportRun:
     """Grade every (sentence, cited passage) pair of the answers with `config`'s model (a `llm.ModelConfig`;
@@ -383,8 +402,10 @@ def judge_support(ws: Workspace, answers_or_paths: Iterable[Answer | str | Path]
     The answers' sentences are registered in the workspace first (not in a dry run, which writes nothing).
     `grades`: `full,partial,none` (default) or with `contradicts`. `samples` > 1 asks each pair that many
     times (seeds 0, 1, ...) and keeps the most common grade. `limit`: at most this many pairs in this run.
-    `max_cost` stops before spending more (0 spends nothing). Raises InputError for an unreadable answer
-    file, ValueError for an unknown grade scale."""
+    `max_cost` stops before spending more (0 spends nothing). `provider_batch` sends the requests through the
+    provider's batch interface (`judge_pairs_batched`; `collect`: only collect, submit nothing), as `judge llm
+    --provider-batch` does. Raises InputError for an unreadable answer file, ValueError for an unknown grade
+    scale."""
     from trecbench.llm import LLM, Budget
 
     scale = grade_scale(grades)
@@ -405,14 +426,21 @@ def judge_support(ws: Workspace, answers_or_paths: Iterable[Answer | str | Path]
     questions = {a.qid: a.topic for a in answers if a.topic}
     questions.update({qid: t.text for qid, t in topics.items()})
     client = LLM(config, cache=ws.path / "bench.sqlite", budget=Budget.of(max_cost), dry_run=dry_run)
-    leases = None if dry_run else SupportLeases(ws, identity.name)
+    # a provider batch is not leased: its requests wait at the provider far longer than a lease (as relevance)
+    leases = None if dry_run or provider_batch else SupportLeases(ws, identity.name)
+    options = dict(grades=scale, samples=samples, corpus=ws.corpus(), questions=questions, on_progress=on_progress)
+    batches = None
     try:
-        report = client.run(judge_pairs(ws, client, prompt, pairs, identity, grades=scale, samples=samples,
-                                        corpus=ws.corpus(), questions=questions, leases=leases, record=not dry_run,
-                                        on_progress=on_progress))
+        if provider_batch and not dry_run:
+            batches = client.run(judge_pairs_batched(ws, client, prompt, pairs, identity, submit=not collect,
+                                                     **options))
+            report = batches.report
+        else:
+            report = client.run(judge_pairs(ws, client, prompt, pairs, identity, leases=leases, record=not dry_run,
+                                            **options))
     finally:
         client.close()
     if dry_run:
         return SupportRun(plan, estimate=client.plan)
     report.skipped = skipped
-    return SupportRun(plan, report=report)
+    return SupportRun(plan, report=report, batches=batches)

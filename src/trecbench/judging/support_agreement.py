@@ -8,12 +8,12 @@ the grades (`qrels.agreement.cohen_kappa`), and binarised: supported (full, part
 contradicts). Tau is Kendall's tau-b (Kendall 1945; scipy), as relevance validation computes it, between the
 runs' weighted support precision under the two judges, and between their weighted support recall.
 
-A pair is compared when both judges graded the same sentence text (the judgment's text hash). The people's
-grade of a pair is the newest person's; a named `reference` judge (an import, another model) can stand in.
-The run scores are computed here on the pairs both graded, so that the two orderings differ only by the
-grades (`run_scores`: per topic, weighted precision over the run's pairs and weighted recall over its
-sentences, then the mean over topics). CORE's scorer (`evaluation/support/`) computes the full scores;
-at merge, `run_scores` should be replaced by a call to it on the same pairs.
+A pair is compared when both judges graded it on the sentence's current text. Each side's grade of a pair is
+the one `evaluation.support.chosen_grades` scores: the newest person's for the people, else the named
+`reference` judge's (an import, another model) and the model judge's newest. The runs are scored by
+`evaluation.support.score_support` (SupportP and SupportR, macro: the mean over topics) on the pairs both
+graded only, each sentence cut to its compared citations (`run_scores`), so that the two orderings differ
+only by the grades.
 
 The verdict uses relevance validation's thresholds (`judging.validate.verdict`) with the binarised kappa
 and the lower of the two taus.
@@ -28,10 +28,10 @@ from typing import Mapping, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from trecbench.answers.support import GRADES, GRADES_WITH_CONTRADICTS, WEIGHTS
+from trecbench.answers.support import GRADES, GRADES_WITH_CONTRADICTS
 from trecbench.errors import InputError
 from trecbench.store import Workspace
-from trecbench.store.support import SupportKey, SupportRow
+from trecbench.store.support import SupportKey, SupportRow, SupportSentence
 
 SUPPORTED = ("full", "partial")  # the binarised kappa's "supported"
 PEOPLE = "people"  # the default reference: the newest person's grade of each pair
@@ -66,20 +66,21 @@ class SupportAgreement:
                 "scores": {run: {k: float(v) for k, v in row.items()} for run, row in self.scores.iterrows()}}
 
 
-def newest_grades(rows: Sequence[SupportRow]) -> dict[tuple[SupportKey, str], str]:
-    """{(pair, sentence text hash): grade} of the newest row of each pair (rows in id order, as the store
-    gives them); failed rows carry no grade and are left out."""
-    return {(r.key, r.text_hash): r.grade for r in rows if r.grade is not None}
+def reference_grades(ws: Workspace, reference: str | None = None,
+                     sentences: Sequence[SupportSentence] | None = None) -> tuple[dict[SupportKey, str], str]:
+    """(the reference's grades on the registered sentences' current texts, its label): people's (None or
+    `people`/`human`: the newest person's grade of each pair, `chosen_grades` over people's rows), else the
+    judge named `reference`'s newest; InputError when it graded nothing."""
+    from trecbench.evaluation.support import chosen_grades
 
-
-def reference_grades(ws: Workspace, reference: str | None = None) -> tuple[dict[tuple[SupportKey, str], str], str]:
-    """(the reference's grades, its label): people's (None or `people`/`human`), else the judge named
-    `reference`; InputError when it graded nothing."""
+    sentences = ws.support_sentences() if sentences is None else sentences
     if reference in (None, PEOPLE, "human"):
-        rows, label = ws.support_rows(kind="human"), PEOPLE
+        grades, label = chosen_grades(ws.support_rows(kind="human"), sentences=sentences), PEOPLE
     else:
-        rows, label = ws.support_rows(judge=reference), str(reference)
-    grades = newest_grades(rows)
+        try:
+            grades, label = chosen_grades(ws.support_rows(), judge=reference, sentences=sentences), str(reference)
+        except ValueError:
+            grades, label = {}, str(reference)
     if not grades:
         who = "no person has" if label == PEOPLE else f"the judge {label!r} has"
         raise InputError(str(ws.path), 0, f"{who} graded support in this workspace: people grade the sample in "
@@ -97,22 +98,18 @@ def confusion_matrix(pairs: Sequence[tuple[str, str]], grades: Sequence[str]) ->
 
 
 def run_scores(grades: Mapping[SupportKey, str]) -> dict[str, tuple[float, float]]:
-    """{run: (weighted support precision, weighted support recall)} from graded pairs: per topic, precision is
-    the mean weight (`answers.support.WEIGHTS`) over the run's pairs, recall the mean over its sentences of
-    the best weight among their graded citations; a run's score is the mean over its topics."""
-    pairs: dict[tuple[str, str], list[float]] = defaultdict(list)
-    best: dict[tuple[str, str, int], float] = {}
-    for (run, qid, sentence, _), grade in grades.items():
-        weight = WEIGHTS[grade]
-        pairs[(run, qid)].append(weight)
-        best[(run, qid, sentence)] = max(best.get((run, qid, sentence), 0.0), weight)
-    recall: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for (run, qid, _), weight in best.items():
-        recall[(run, qid)].append(weight)
-    topics: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for (run, qid), weights in pairs.items():
-        topics[run].append((sum(weights) / len(weights), sum(recall[(run, qid)]) / len(recall[(run, qid)])))
-    return {run: (float(np.mean([p for p, _ in s])), float(np.mean([r for _, r in s]))) for run, s in topics.items()}
+    """{run: (SupportP, SupportR)} of the graded pairs by `evaluation.support.score_support`, macro (the mean over
+    the run's topics): each sentence is made of its graded citations only, so every pair given counts in
+    SupportP and every sentence with one in SupportR (its best-supported citation's weight)."""
+    from trecbench.evaluation.support.scoring import SUPPORT_P, SUPPORT_R, score_support
+    from trecbench.evaluation.topic_scores import summary
+
+    cited: dict[tuple[str, str, int], list[str]] = defaultdict(list)
+    for run, qid, sentence, docid in grades:
+        cited[(run, qid, sentence)].append(docid)
+    sentences = [SupportSentence(run, qid, n, "", "", tuple(docids)) for (run, qid, n), docids in cited.items()]
+    runs = summary(score_support(sentences, grades).frame)
+    return {str(run): (float(row[SUPPORT_P]), float(row[SUPPORT_R])) for run, row in runs.iterrows()}
 
 
 def kendall_tau(a: Mapping[str, float], b: Mapping[str, float]) -> float:
@@ -127,7 +124,7 @@ def kendall_tau(a: Mapping[str, float], b: Mapping[str, float]) -> float:
     return float(kendalltau(x, y).statistic)
 
 
-def compare(reference: Mapping[tuple[SupportKey, str], str], judged: Mapping[tuple[SupportKey, str], str], *,
+def compare(reference: Mapping[SupportKey, str], judged: Mapping[SupportKey, str], *,
             judge: str, label: str) -> SupportAgreement | None:
     """The agreement of `judged` with `reference` on the pairs both graded (None when they share none)."""
     from trecbench.qrels.agreement import cohen_kappa
@@ -140,8 +137,8 @@ def compare(reference: Mapping[tuple[SupportKey, str], str], judged: Mapping[tup
     grades = GRADES_WITH_CONTRADICTS if any("contradicts" in p for p in given) else GRADES
     matrix = confusion_matrix(given, grades)
     binary = confusion_matrix([(str(a in SUPPORTED), str(b in SUPPORTED)) for a, b in given], ("False", "True"))
-    ours = run_scores({k: reference[(k, h)] for k, h in both})
-    theirs = run_scores({k: judged[(k, h)] for k, h in both})
+    ours = run_scores({k: reference[k] for k in both})
+    theirs = run_scores({k: judged[k] for k in both})
     tau_p = kendall_tau({r: s[0] for r, s in ours.items()}, {r: s[0] for r, s in theirs.items()})
     tau_r = kendall_tau({r: s[1] for r, s in ours.items()}, {r: s[1] for r, s in theirs.items()})
     kappa_binary = cohen_kappa(binary)
@@ -161,14 +158,17 @@ def support_agreement(ws: Workspace, *, reference: str | None = None, judge: str
                       ) -> list[SupportAgreement]:
     """Every model judge of support (or only `judge`) against the reference (people by default), on the pairs
     both graded; InputError when the reference graded nothing or no model judge shares a pair with it."""
-    ref, label = reference_grades(ws, reference)
+    from trecbench.evaluation.support import chosen_grades
+
+    sentences = ws.support_sentences()
+    ref, label = reference_grades(ws, reference, sentences)
     rows = ws.support_rows(judge=judge) if judge is not None else ws.support_rows(kind="model")
     by_judge: dict[str, list[SupportRow]] = defaultdict(list)
     for r in rows:
         if r.judge != label:
             by_judge[r.judge].append(r)
     results = [c for name, judged in sorted(by_judge.items())
-               if (c := compare(ref, newest_grades(judged), judge=name, label=label)) is not None]
+               if (c := compare(ref, chosen_grades(judged, sentences=sentences), judge=name, label=label)) is not None]
     if not results:
         who = f"the judge {judge!r}" if judge is not None else "no model judge"
         raise InputError(str(ws.path), 0, f"{who} graded none of the pairs {label} graded: run `trecbench judge "
@@ -208,7 +208,7 @@ def draw_support_sample(ws: Workspace, size: int, *, seed: int = 0, name: str = 
     (meta `support_sample:NAME`, JSON {"seed", "pairs", "strata"}) for people to grade blind.
 
     InputError when no pair is left to draw or the name is taken."""
-    from trecbench.judging.validate import _allocate
+    from trecbench.judging.validate import allocate
 
     people = {r.key for r in ws.support_rows(kind="human")}
     candidates = [(s.run_id, s.qid, s.sentence, d) for s in ws.support_sentences() for d in dict.fromkeys(s.citations)]
@@ -220,7 +220,7 @@ def draw_support_sample(ws: Workspace, size: int, *, seed: int = 0, name: str = 
         raise InputError(str(ws.path), 0, f"a support sample named {name!r} exists: choose another --name")
     runs = pd.Series([k[0] for k in candidates])
     sizes = runs.value_counts().sort_index()
-    share = _allocate(sizes, min(size, len(candidates)))
+    share = allocate(sizes, min(size, len(candidates)))
     rng = np.random.default_rng(seed)
     chosen: list[int] = []
     for run, k in share.items():
@@ -236,8 +236,21 @@ def draw_support_sample(ws: Workspace, size: int, *, seed: int = 0, name: str = 
 def support_sample(ws: Workspace, name: str = "support-validation") -> SupportSample | None:
     """The stored sample `name` (None when there is none): what the assessor page offers people first."""
     raw = ws.meta(SAMPLE_KEY + name)
-    if raw is None:
-        return None
+    return None if raw is None else _read_sample(name, raw)
+
+
+def _read_sample(name: str, raw: str) -> SupportSample:
     data = json.loads(raw)
     return SupportSample(name, tuple((r, q, int(n), d) for r, q, n, d in data["pairs"]),
                          {r: (int(k), int(n)) for r, (k, n) in data["strata"].items()})
+
+
+def support_samples(ws: Workspace) -> list[SupportSample]:
+    """Every stored support sample, by name."""
+    return [_read_sample(key[len(SAMPLE_KEY):], raw) for key, raw in ws.metas(SAMPLE_KEY).items()]
+
+
+def sample_first(ws: Workspace) -> list[SupportKey]:
+    """The pairs of every stored sample, each once, samples by name and each in its judging order: what the
+    assessor page offers people before any other pair, so that a blind human sample is graded first."""
+    return list(dict.fromkeys(key for sample in support_samples(ws) for key in sample.pairs))

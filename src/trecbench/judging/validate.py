@@ -97,7 +97,7 @@ def draw_sample(ws, *, size: int | None = None, width: float | None = None, sour
         grades = frame.merge(model, on=["query_id", "doc_id"], how="left")["grade"]
         frame["stratum"] = [f"{s} grade {int(g)}" if g == g else f"{s} unjudged" for s, g in zip(frame["stratum"], grades)]
     sizes = frame.groupby("stratum").size()
-    share = _allocate(sizes, min(n, len(frame)))
+    share = allocate(sizes, min(n, len(frame)))
     rng = np.random.default_rng(seed)
     chosen = []
     for stratum, k in share.items():
@@ -118,8 +118,9 @@ def draw_sample(ws, *, size: int | None = None, width: float | None = None, sour
     return Sample(name, pool.attrs["name"], len(sample), int(sample["query_id"].nunique()), strata)
 
 
-def _allocate(sizes: pd.Series, n: int) -> pd.Series:
-    """Largest-remainder shares of n proportional to `sizes`, each stratum at least 1 when n allows."""
+def allocate(sizes: pd.Series, n: int) -> pd.Series:
+    """Largest-remainder shares of n proportional to `sizes` (a count per stratum), each stratum at least 1
+    when n allows and none more than its size: how a blind sample (relevance's and support's) is split."""
     floor = pd.Series(0, index=sizes.index)
     if n >= len(sizes):
         floor[:] = 1

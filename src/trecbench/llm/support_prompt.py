@@ -4,25 +4,16 @@ Kept like the other tasks of `trecbench.llm.prompts` (a `TaskPrompt`: instructio
 with `<placeholders>`, the answer's JSON schema, a reply bound), one text per grade scale: the TREC 2024 RAG
 Track's three grades (Thakur et al., "Support Evaluation for the TREC 2024 RAG Track: Comparing Human versus
 LLM Judges", SIGIR 2025: full, partial and no support), or those and `contradicts` (BioGen 2025). The words
-are ours. The prompt's name and the sha256 of its text are part of the model judge's name, so a changed word
+are ours; each grade's definition is `answers.support.DEFINITIONS`, the text people see on the assessor page.
+The prompt's name and the sha256 of its text are part of the model judge's name, so a changed word
 is a new judge.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
+from trecbench.answers.support import DEFINITIONS
 from trecbench.llm.prompts import TaskPrompt
-
-# What each grade means, as the model is told (and the assessor page may show): a claim-by-claim reading.
-DEFINITIONS = {
-    "full": "every claim the sentence makes is stated in the passage, or follows from it without outside "
-            "knowledge.",
-    "partial": "the passage states some of what the sentence claims, or states it less precisely, but the "
-               "sentence also claims something the passage does not give.",
-    "none": "the passage does not state what the sentence claims: it may be on the same subject, even use the "
-            "same words, without backing the claim.",
-    "contradicts": "the passage states something that cannot be true together with what the sentence claims.",
-}
 
 _NO_CONTRADICTS = ("A passage that says the opposite of the sentence gives it no support: grade it none.")
 

@@ -42,7 +42,8 @@ def support_section(ws: Workspace, options: Any) -> SupportSection:
                                 alpha=options.alpha)
     shares = [m for m in ("Unsupported", "Contradicts") if m in scores.frame.columns]
     for run, row in summary(scores.frame).iterrows():
-        values = ", ".join(f"{m} {row[m]:.4f}" for m in shares + ["Judged"])
+        # NaN: nothing to count (a run citing nothing has no pair to judge), shown as `eval support` shows it
+        values = ", ".join(f"{m} {row[m]:.4f}" if row[m] == row[m] else f"{m} -" for m in shares + ["Judged"])
         section.notes.append(f"{run}: {values} (mean over topics)")
     section.notes.append(f"Grades: {scores.policy}. Weights full 1, partial 0.5, none and contradicts 0 "
                          "(Thakur et al., SIGIR 2025); docs/support.md.")

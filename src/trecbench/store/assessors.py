@@ -36,18 +36,22 @@ class PairClaim(NamedTuple):
 
 def model_holder(judge: str) -> str:
     """A new lease holder for one judging run of `judge` (a judge's name as `Judge.name` gives it) in this process."""
-    return f"{MODEL_HOLDER}{_machine()}{os.getpid():08x}{secrets.token_hex(2)} {judge}"
+    return f"{MODEL_HOLDER}{machine_id()}{os.getpid():08x}{secrets.token_hex(2)} {judge}"
 
 
-def _machine() -> str:
+def machine_id() -> str:
+    """8 hex digits naming this machine (of its host name) in a model run's lease holder."""
     return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 
 
-def _run_is_dead(holder: str) -> bool:
+def run_is_dead(holder: str) -> bool:
     """True when the holder's run was a process of this machine that no longer exists (killed, crashed): its
-    leases need not wait to expire. Another machine's run, or a process id now used again, counts as alive."""
+    leases need not wait to expire. Another machine's run, a process id now used again, or a holder that is not
+    a model run's (a person), counts as alive."""
+    if not holder.startswith(MODEL_HOLDER):
+        return False
     run = holder[len(MODEL_HOLDER):len(MODEL_HOLDER) + _RUN]
-    if os.name != "posix" or run[:8] != _machine():
+    if os.name != "posix" or run[:8] != machine_id():
         return False
     try:
         os.kill(int(run[8:16], 16), 0)  # signal 0: asks whether the process exists, sends nothing
@@ -179,7 +183,7 @@ class AssessorStore(Connected):
                     "SELECT assessor FROM leases WHERE qid = ? AND docid = ? AND substr(assessor, 1, ?) = ? "
                     "AND substr(assessor, ?) = ? AND assessor != ?",
                     (qid, docid, len(MODEL_HOLDER), MODEL_HOLDER, _JUDGE_AT, judge, holder))]
-                if any(not _run_is_dead(other) for other in others):
+                if any(not run_is_dead(other) for other in others):
                     claims.append(PairClaim(docid, "held"))
                     continue
                 c.executemany("DELETE FROM leases WHERE qid = ? AND docid = ? AND assessor = ?",

@@ -135,6 +135,12 @@ class MetaStore(Connected):
         with self.transaction() as c:
             c.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (key, value))
 
+    def metas(self, prefix: str) -> dict[str, str]:
+        """{key: value} of every value kept under a key starting with `prefix`, in key order."""
+        rows = self.connection().execute("SELECT key, value FROM meta WHERE substr(key, 1, ?) = ? ORDER BY key",
+                                         (len(prefix), prefix))
+        return {k: v for k, v in rows}
+
     def meta_or_set(self, key: str, value: str) -> str:
         """The value kept under `key`, keeping `value` there first when there is none (one transaction, so
         every process gets the same value)."""

@@ -148,14 +148,17 @@ class SupportStore(JudgmentStore):
                            at: float) -> list[SupportKey]:
         """Lease to `holder` each pair that no other holder has a live lease on (at time `at`), in one write
         transaction; returns the pairs taken (those `holder` already held included). Expired leases are
-        swept first."""
+        swept first, and the lease of a model run that died on this machine is taken over at once
+        (`assessors.run_is_dead`), as `take_pairs` does for relevance: a dead run will never give it back."""
+        from .assessors import run_is_dead
+
         taken = []
         with self.transaction() as c:
             c.execute("DELETE FROM support_leases WHERE expires_at <= ?", (at,))
             for key in keys:
                 row = c.execute("SELECT holder FROM support_leases WHERE run_id = ? AND qid = ? AND sentence = ? "
                                 "AND docid = ?", key).fetchone()
-                if row is not None and row[0] != holder:
+                if row is not None and row[0] != holder and not run_is_dead(row[0]):
                     continue
                 c.execute("INSERT OR REPLACE INTO support_leases (run_id, qid, sentence, docid, holder, expires_at) "
                           "VALUES (?, ?, ?, ?, ?, ?)", (*key, holder, expires_at))

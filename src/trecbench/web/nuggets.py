@@ -162,7 +162,7 @@ def topics_page(request: Request) -> Response:
     counts = {qid: (total, vital, approved) for qid, total, vital, approved in bench.ws.nugget_counts_by_topic()}
     texts = bench.ws.topic_texts()
     rows = []
-    for qid in sorted(set(texts) | set(counts), key=queries._topic_order):
+    for qid in sorted(set(texts) | set(counts), key=queries.topic_order):
         text = texts[qid] if qid in texts else store(bench).query(qid) or ""  # a topic only a nuggets file had
         rows.append(TopicRow(qid, text, *counts.get(qid, (0, 0, 0))))
     return render(request, "nuggets_topics.html", rows=rows, topic_url=topic_url)

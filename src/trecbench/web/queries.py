@@ -234,7 +234,7 @@ class Tally:
             self._update(ws, pool)
             texts = ws.topic_texts()
             return [TopicProgress(q, texts.get(q, ""), n, self._complete.get(q, 0), self._mine.get((q, assessor), 0))
-                    for q, n in sorted(self._total.items(), key=lambda item: _topic_order(item[0]))]
+                    for q, n in sorted(self._total.items(), key=lambda item: topic_order(item[0]))]
 
     def _update(self, ws: Workspace, pool: Pool) -> None:
         with ws.snapshot():  # one snapshot for the newest id and the rows up to it
@@ -343,6 +343,7 @@ def _agreement(judged: dict[str, dict[str, dict[str, int]]]) -> list[PeopleAgree
     return found
 
 
-def _topic_order(qid: str) -> tuple:
-    """Numeric topic ids in numeric order (2 before 10), others after them as strings."""
+def topic_order(qid: str) -> tuple:
+    """The sort key of a topic id on the assessor pages: numeric ids in numeric order (2 before 10), others
+    after them as strings."""
     return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)

@@ -5,10 +5,12 @@ The grades are the TREC 2024 RAG Track's (Thakur et al., "Support Evaluation for
 Comparing Human versus LLM Judges", SIGIR 2025): full, partial, none; `contradicts` too when trecbench.toml
 says `[support] contradicts = true` (`trecbench.answers.support`). The pairs are those of the sentences
 registered for judging (`trecbench support add`, `Workspace.register_sentences`): each docid a sentence
-cites, once, by topic, run, sentence and citation order. A pair is *judged* when `per_pair` people (1, or 2
-with `serve --double`) have graded it on the sentence's current text (a grade of a sentence whose answer
-file changed since is kept but does not count). A lease (`support_leases`, as long as the relevance page's)
-offers a pair to one person at a time; a person holds at most one, the pair in front of them.
+cites, once, by topic, run, sentence and citation order, after the pairs of a stored blind sample
+(`judge support-agreement --sample N`), which come first so that people grade the sample before the rest.
+A pair is *judged* when `per_pair` people (1, or 2 with `serve --double`) have graded it on the sentence's
+current text (a grade of a sentence whose answer file changed since is kept but does not count). A lease
+(`support_leases`, as long as the relevance page's) offers a pair to one person at a time; a person holds at
+most one, the pair in front of them.
 
 A grade is one `SupportJudgment` of `Judge("human", assessor)` with the hash of the sentence it was given
 on, recorded the moment it is given; it is refused (nothing recorded, the page says what was not saved and
@@ -33,23 +35,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from trecbench.answers.support import CONTRADICTS, FULL, GRADES, GRADES_WITH_CONTRADICTS, NONE, PARTIAL
+from trecbench.answers.support import CONTRADICTS, DEFINITIONS, FULL, GRADES, GRADES_WITH_CONTRADICTS, NONE, PARTIAL
 from trecbench.errors import InputError
 from trecbench.store.assessors import MODEL_HOLDER
 from trecbench.store.support import SupportJudgment, SupportKey, SupportSentence
 from trecbench.store.workspace import Judge, Workspace
 from trecbench.web.common import Bench, NotSaved, bench_of, checked_form, field, href, me, redirect, render
 from trecbench.web.highlight import highlight, query_terms
-from trecbench.web.queries import _topic_order
+from trecbench.web.queries import topic_order
 
 KEYS = {FULL: "2", PARTIAL: "1", NONE: "0", CONTRADICTS: "c"}  # the key (and button) of each grade
-# What each grade means, on the page under the buttons (the assessor's words; the model's are its prompt's)
-MEANING = {
-    FULL: "everything the sentence states can be read in the passage",
-    PARTIAL: "the passage backs some of what the sentence states, not all of it",
-    NONE: "the passage does not back what the sentence states",
-    CONTRADICTS: "the passage states the opposite of what the sentence states",
-}
 FORM_BYTES = 16 * 1024  # a support form is a few ids and a grade: a larger body is refused before it is read
 _INDEX = re.compile(r"[0-9]{1,9}")
 Answer = tuple[str, str]  # (run_id, qid)
@@ -82,6 +77,7 @@ class Queue:
 
     pairs: list[SupportKey]
     sentences: dict[tuple[str, str, int], SupportSentence]
+    sample: frozenset[SupportKey] = frozenset()  # the blind sample's pairs (first in `pairs`)
     people: dict[SupportKey, dict[str, str]] = dataclass_field(default_factory=dict)
     leases: dict[SupportKey, str] = dataclass_field(default_factory=dict)
     _index: dict[SupportKey, int] | None = dataclass_field(default=None, init=False, repr=False)
@@ -145,14 +141,23 @@ class Queue:
 
 
 def _order(s: SupportSentence) -> tuple:
-    return (_topic_order(s.qid), s.run_id, s.sentence)
+    return (topic_order(s.qid), s.run_id, s.sentence)
 
 
 def load_queue(ws: Workspace, at: float) -> Queue:
-    """The queue as the store has it now (inside a write transaction: as that transaction sees it)."""
+    """The queue as the store has it now (inside a write transaction: as that transaction sees it). The pairs of
+    a stored blind sample (`judge support-agreement --sample N`, `judging.support_agreement.sample_first`) come
+    first, in the sample's judging order, then every other pair by topic, run, sentence and citation."""
+    from trecbench.judging.support_agreement import sample_first
+
     sentences = sorted(ws.support_sentences(), key=_order)
     pairs = [(s.run_id, s.qid, s.sentence, d) for s in sentences for d in dict.fromkeys(s.citations)]
-    queue = Queue(pairs, {(s.run_id, s.qid, s.sentence): s for s in sentences})
+    registered = set(pairs)
+    sample = [key for key in sample_first(ws) if key in registered]
+    if sample:
+        chosen = set(sample)
+        pairs = sample + [key for key in pairs if key not in chosen]
+    queue = Queue(pairs, {(s.run_id, s.qid, s.sentence): s for s in sentences}, frozenset(sample))
     for row in ws.support_rows(kind="human"):  # row order: the last grade of a person is theirs
         sentence = queue.sentences.get((row.run_id, row.qid, row.sentence))
         if sentence is not None and row.text_hash == sentence.text_hash and row.grade is not None:
@@ -275,7 +280,7 @@ def progress(bench: Bench, queue: Queue, who: str) -> list[AnswerProgress]:
         count["held"] += holder is not None and not holder.startswith(MODEL_HOLDER) and not complete
         count["missing"] += missing
     texts = bench.ws.topic_texts()
-    answers = sorted(counts, key=lambda a: (_topic_order(a[1]), a[0]))
+    answers = sorted(counts, key=lambda a: (topic_order(a[1]), a[0]))
     return [AnswerProgress(q, r, texts.get(q, ""), *(counts[(r, q)][f] for f in AnswerProgress._fields[3:]))
             for r, q in answers]
 
@@ -307,7 +312,9 @@ def progress_page(request: Request) -> Response:
     bench, who = bench_of(request), me(request)
     queue = load_queue(bench.ws, time.time())
     rows = progress(bench, queue, who)
+    sample_left = sum(1 for key in queue.sample if not queue.complete(key, bench.per_pair))
     return render(request, "support.html", rows=rows, topics=by_topic(rows), left=sum(r.left for r in rows),
+                  sample=len(queue.sample), sample_left=sample_left,
                   missing=sum(r.missing for r in rows),
                   finished=request.query_params.get("finished") == "1", bench_path=str(bench.ws.path))
 
@@ -368,7 +375,7 @@ def judge_page(request: Request) -> Response:
         gradable=doc is not None and holder in (None, who) and (mine is not None or queue.is_open(key, who, bench.per_pair)),
         complete=queue.complete(key, bench.per_pair) and mine is None,
         prev_pair=queue.neighbour(key, who, bench.per_pair, -1), next_pair=queue.neighbour(key, who, bench.per_pair, 1),
-        grades=support_grades(bench), keys=KEYS, meaning=MEANING, left=sum(r.left for r in rows),
+        grades=support_grades(bench), keys=KEYS, meaning=DEFINITIONS, left=sum(r.left for r in rows),
         citations=len(dict.fromkeys(sentence.citations)), citation=list(dict.fromkeys(sentence.citations)).index(key[3]) + 1)
 
 

@@ -23,8 +23,9 @@ def test_the_report_shows_the_samples_support_best_run_first(tmp_path):
     html = support_html(tmp_path / "r.html")
     rows = re.findall(r'<th scope="row">(rag_\w+)', html)
     assert rows == ["rag_good", "rag_partial", "rag_poor"]
-    assert '<span class="mean">0.8694</span>' in html and '<span class="mean">0.2292</span>' in html
-    assert "rag_poor: Unsupported 0.6250, Contradicts 0.5833, Judged 1.0000 (mean over topics)" in html
+    assert '<span class="mean">0.8694</span>' in html and '<span class="mean">0.9188</span>' in html
+    assert "rag_poor: Unsupported 1.0000, Judged - (mean over topics)" in html  # it cites nothing: no pair judged
+    assert "rag_partial: Unsupported 0.0417, Judged 1.0000 (mean over topics)" in html
     assert 'href="#support"' in (tmp_path / "r.html").read_text(encoding="utf-8")
 
 

@@ -12,6 +12,7 @@ manual split into ~10,000 passages, 15 questions, a pool of ~870 candidates that
 one more dry run (cProfile, cumulative).
 
     python benchmarks/dry_run.py [--rounds 3] [--manual [--passages 10000 --topics 15 --depth 58]] [--profile 25]
+    python benchmarks/dry_run.py --chars    # the error of the count without tiktoken (~4 characters a token)
 
 What it found (issue 22): of the ~7 s of CPU a dry run took, ~5 s were litellm's import and ~1.7 s its
 tokenizers' loading; counting and pricing the 870 calls took ~0.2 s. Now a dry run imports neither
@@ -117,6 +118,36 @@ def profile(args: list[str], top: int) -> str:
     return text.getvalue()
 
 
+def chars_error() -> None:
+    """How far one token per CHARS_PER_TOKEN characters (the count without tiktoken) is from the tokenizer's
+    count, on the judge's prompts for the sample's runs (depth 5), one and ten passages a call."""
+    from trecbench.corpus import open_corpus
+    from trecbench.judging.llm import passage_text, plan_tasks
+    from trecbench.judging.prompts import build_messages, load_prompt
+    from trecbench.llm import tokens
+    from trecbench.pooling import build_pool
+    from trecbench.topics import read_topics
+
+    sample = ROOT / "src" / "trecbench" / "sample"
+    corpus = open_corpus(sample / "corpus.jsonl", cache_index=False)
+    topics = {t.qid: t for t in read_topics(sample / "topics.tsv")}
+    pool = build_pool(sorted((sample / "runs").glob("*.txt")), depth=5).to_judge()
+    for batch in (1, 10):
+        tasks, _ = plan_tasks(pool, set(), batch)
+        calls = [build_messages(load_prompt(None), topics[t.qid].text, [passage_text(corpus.get(d)) for d in t.docids])
+                 for t in tasks]
+        for model in ("openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"):
+            exact = [tokens.count_messages(model, c) for c in calls]
+            rough = [sum(tokens.message_tokens(model, m, tokens.approximate_tokens) for m in c) + tokens.REPLY_PRIMER
+                     for c in calls]
+            count = tokens.text_counter(model)
+            ratio = sum(len(m["content"]) for c in calls for m in c) / sum(count(m["content"]) for c in calls for m in c)
+            errors = [r / e - 1 for r, e in zip(rough, exact)]
+            print(f"batch {batch:>2}, {model} ({tokens.encoding_name(model)}): {len(calls)} calls, {ratio:.2f} "
+                  f"characters a token; {tokens.CHARS_PER_TOKEN} a token counts {sum(rough) / sum(exact) - 1:+.1%} "
+                  f"in all, {min(errors):+.1%} to {max(errors):+.1%} a call")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -125,7 +156,10 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=15)
     parser.add_argument("--depth", type=int, default=58)
     parser.add_argument("--profile", type=int, default=0, help="print the N costliest functions of one more run")
+    parser.add_argument("--chars", action="store_true", help="only the error of the count without tiktoken")
     args = parser.parse_args()
+    if args.chars:
+        return chars_error()
     with tempfile.TemporaryDirectory() as tmp:
         built = time.perf_counter()
         if args.manual:

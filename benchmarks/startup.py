@@ -7,9 +7,9 @@ smallest and the median of each figure:
   tiny eval     `trecbench eval retrieval` on 1 run x 3 topics x 3 documents, beside `ir_measures` and
                 trec_eval (if `--trec-eval` names a binary): CPU seconds, start-up included
   first line    the model commands on the bundled sample's workspace (`trecbench demo`), against a
-                loopback OpenAI-compatible server: seconds of wall time until the command prints the line
-                saying what it will do (`judge llm`, `nuggets draft`), and until it ends
-                (`judge llm`, `nuggets draft --dry-run`, `eval answers --assigner llm`), and until it ends
+                loopback OpenAI-compatible server: seconds of wall time (and of CPU, read from /proc) until
+                the command prints the line saying what it will do (`judge llm`, `nuggets draft --dry-run`,
+                `eval answers --assigner llm`), and until it ends
   dry runs      `judge llm --dry-run` and `nuggets draft --dry-run` (openai/gpt-4o-mini, no server): CPU
                 seconds, and whether litellm or the openai SDK was imported
   before a call what a model command costs before its first request: CPU seconds of `judge llm` up to the
@@ -59,18 +59,26 @@ cli(sys.argv[1:])
 """
 
 
-def first_line(argv: list[str], cwd: Path) -> tuple[float, float, str]:
-    """Seconds until the first non-empty line (stdout or stderr) and until the process ends; that line."""
+def cpu_so_far(pid: int) -> float:
+    """CPU seconds (user + system) a running process has used, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def first_line(argv: list[str], cwd: Path) -> tuple[float, float, str, float]:
+    """Seconds until the first non-empty line (stdout or stderr) and until the process ends; that line; the CPU
+    seconds the process had used when it printed it (a figure the machine's load inflates less than wall time)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
-    first, line = None, ""
+    first, line, cpu = None, "", float("nan")
     for text in proc.stdout:
         if first is None and text.strip():
             first, line = time.perf_counter() - start, text.strip()
+            cpu = cpu_so_far(proc.pid)
     if proc.wait():  # the first line is what is measured; a run that then fails is said so
         line = f"{line} [exit {proc.returncode}]"
-    return first if first is not None else float("nan"), time.perf_counter() - start, line
+    return first if first is not None else float("nan"), time.perf_counter() - start, line, cpu
 
 
 def cpu_before_model_library(argv: list[str], cwd: Path) -> tuple[float, str]:
@@ -152,12 +160,15 @@ def main() -> None:
                                             "--cache", str(folder / "assign.sqlite")],
         }
         for name, argv in commands.items():
-            firsts, ends = [], []
+            firsts, ends, cpus = [], [], []
+            first_line(argv, demo)  # a first run compiles what the others import
             for _ in range(args.repeat):
-                first, end, line = first_line(argv, demo)
+                first, end, line, cpu = first_line(argv, demo)
                 firsts.append(first)
                 ends.append(end)
+                cpus.append(cpu)
             print(row(f"{name}: first line, wall", firsts))
+            print(row(f"{name}: first line, CPU", cpus))
             print(row(f"{name}: whole run, wall", ends))
             print(f"  first line: {line[:100]}")
 

@@ -177,3 +177,24 @@ def test_the_count_without_tiktoken_is_above_the_tokenizers_and_within_a_quarter
             exact = tokens.count_messages(model, c)
             rough = sum(tokens.message_tokens(model, m, tokens.approximate_tokens) for m in c) + tokens.REPLY_PRIMER
             assert exact <= rough <= 1.25 * exact  # the documented error: pays more, by 1% to 21% a call
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "p50k_base"])
+def test_an_encodings_ranks_are_read_as_tiktoken_reads_them(name, monkeypatch):
+    import tiktoken.load
+    import tiktoken.registry
+
+    from trecbench.llm import tokens
+
+    if tokens.litellm_tokenizers() is None:
+        pytest.skip("litellm's tiktoken files are not installed")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", tokens.litellm_tokenizers())
+    url = f"https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+    assert tokens.read_ranks(url) == tiktoken.load.load_tiktoken_bpe(url)
+    import tiktoken_ext.openai_public as public
+
+    reference = tiktoken.Encoding(**getattr(public, name)())  # tiktoken's own reading of the file
+    monkeypatch.delitem(tiktoken.registry.ENCODINGS, name, raising=False)  # loaded afresh, through read_ranks
+    text = "Rollbacks of the payments API must start within 15 minutes <|endoftext|> of a failed release. " * 30
+    assert tokens.offline_encoding(name).encode_ordinary(text) == reference.encode_ordinary(text)
+    assert public.load_tiktoken_bpe is tiktoken.load.load_tiktoken_bpe  # tiktoken's reader is back in place

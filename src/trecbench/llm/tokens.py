@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from trecbench.llm.cost_map import cost_map
 
 __all__ = ["encoding_name", "text_counter", "count_messages", "offline_encoding", "EncodingNotHere",
-           "litellm_tokenizers", "CHARS_PER_TOKEN", "approximate_tokens"]
+           "litellm_tokenizers", "CHARS_PER_TOKEN", "approximate_tokens", "read_ranks"]
 
 CHUNK = 1024  # litellm counts a text in chunks of this many characters (TIKTOKEN_ENCODE_CHUNK_SIZE_CHARS)
 PER_MESSAGE, PER_NAME, REPLY_PRIMER = 3, 1, 3  # litellm's fixed tokens of a chat conversation
@@ -82,12 +82,36 @@ def _local_files_only(name: str) -> Iterator[None]:
         return fetch(blobpath)
 
     load.read_file = local
+    public = _openai_public()
+    parse = getattr(public, "load_tiktoken_bpe", None)
+    if parse is not None:
+        public.load_tiktoken_bpe = read_ranks
     try:
         yield
     finally:
         load.read_file = fetch
+        if parse is not None:
+            public.load_tiktoken_bpe = parse
         if before is None:
             os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+
+
+def _openai_public() -> Any:
+    try:
+        import tiktoken_ext.openai_public as public
+    except ImportError:
+        return None
+    return public
+
+
+def read_ranks(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
+    """A `.tiktoken` file's ranks, read as tiktoken's `load_tiktoken_bpe` reads them (its cache, its hash check)
+    and parsed in one pass over the split file: a third of the CPU (~0.1 s less for o200k_base)."""
+    from binascii import a2b_base64
+    from tiktoken.load import read_file_cached
+
+    parts = read_file_cached(blobpath, expected_hash).split()
+    return dict(zip(map(a2b_base64, parts[0::2]), map(int, parts[1::2])))
 
 
 def offline_encoding(name: str) -> Any:

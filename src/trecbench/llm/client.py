@@ -539,8 +539,7 @@ class LLM:
         usage = getattr(response, "usage", None)
         prompt = getattr(usage, "prompt_tokens", None)
         reply = getattr(usage, "completion_tokens", None)
-        # A server that reports no usage: count ourselves, without stopping to import litellm while replies
-        # wait to be recorded (litellm counts exactly when it is loaded already).
+        # A server that reports no usage: count ourselves, as litellm counts, without importing it (llm/tokens.py).
         if prompt is None:
             prompt = count_tokens(self.price_model, convo, import_litellm=False)
         if reply is None:

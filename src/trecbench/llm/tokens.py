@@ -9,9 +9,11 @@ litellm counts every model with a tiktoken encoding:
   o-series name), the one tiktoken gives that name (o200k_base for every gpt-4o, and for a newer name
   tiktoken does not know yet; a listed non-chat model cl100k_base); for any other model, gpt-3.5-turbo's
   (cl100k_base);
-- a text: the sum of the encoding's counts of its 1,024-character chunks (special tokens counted as text);
-- a conversation: 3 tokens a message plus the count of each of its string fields (its role, its content,
-  a name and 1 more), plus 3 for the reply's primer.
+- a text: the sum of the encoding's counts of its 1,024-character chunks (special tokens counted as text;
+  litellm's defaults: its TIKTOKEN_ENCODE_CHUNK_SIZE_CHARS is not read, and a text over its 4,000,000
+  characters, which litellm extrapolates from samples, is counted whole here);
+- a conversation: 3 tokens a message plus the count of each of its string fields (its role, its content;
+  a `name` counts 1 more), plus 3 for the reply's primer (gpt-3.5-turbo-0301: 4 a message, -1 a name).
 
 `tests/llm/test_tokens.py` checks this against litellm.token_counter for every model of litellm's cost map.
 

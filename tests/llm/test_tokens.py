@@ -49,8 +49,11 @@ def sample_conversations(batch: int) -> tuple[list[dict], ...]:
 
 
 def map_names(litellm) -> list[str]:
-    """Every name of the cost map, bare and behind the prefixes users write."""
-    names = set(litellm.model_cost)
+    """Every name of the cost map's file, bare and behind the prefixes users write (not the models other tests
+    register with litellm in this process)."""
+    from trecbench.llm.cost_map import cost_map
+
+    names = set(cost_map())
     for name in list(names):
         last = name.rsplit("/", 1)[-1]
         names |= {last, f"openai/{last}", f"hosted_vllm/{last}", f"azure/{last}"}
@@ -61,7 +64,8 @@ def test_the_cost_map_read_as_a_file_is_the_one_litellm_serves(litellm):
     from trecbench.llm.cost_map import cost_map
 
     table = cost_map()
-    assert set(table) == set(litellm.model_cost) and len(table) > 1000
+    registered = set(litellm.model_cost) - set(table)  # by other tests of this process (litellm.register_model)
+    assert set(table) <= set(litellm.model_cost) and len(table) > 1000 and len(registered) < 20
     assert all(dict(table[k]) == dict(litellm.model_cost[k]) for k in table)  # aliases resolved as litellm does
 
 

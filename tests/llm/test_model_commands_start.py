@@ -132,3 +132,12 @@ def test_a_model_command_says_what_it_will_do_before_it_imports_a_model_library(
     lines = watched(*argv, cwd=tmp_path)
     assert lines[0].startswith(first), lines
     assert lines[-1].startswith("IMPORT "), lines  # the command went on to the model library, after that line
+
+
+def test_pool_estimate_imports_no_model_library(tmp_path, cli_run):
+    pool = tmp_path / "pool.tsv"
+    assert cli_run("pool", *sorted((SAMPLE / "runs").glob("*.txt")), "--depth", "8", "-o", pool).exit_code == 0
+    lines = watched("pool", "estimate", pool, "--model", "anthropic/claude-sonnet-4-5", "--batch", "10", "--corpus",
+                    SAMPLE / "corpus.jsonl", "--topics", SAMPLE / "topics.tsv")
+    assert lines[-1] == "ENDED 0", lines
+    assert any("input + " in line and "(prices: litellm cost map (claude-sonnet-4-5))" in line for line in lines), lines

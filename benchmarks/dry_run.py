@@ -1,16 +1,23 @@
-"""`trecbench judge llm --dry-run` on a manual-sized workspace: CPU seconds, and where they go (cProfile).
+"""The dry runs (`judge llm --dry-run`, `nuggets draft --dry-run`): CPU seconds, peak RSS, and what litellm cost them.
 
-Issue 22's case: a product manual split into ~10,000 passages, 15 questions, a pool of ~870 candidates that
-people have judged fully. Builds that workspace in a temporary folder (passages of ~90 words, ids like a
-chunker's), then runs the dry run through the CLI, each run in a fresh process as a user runs it (imports
-included), `--repeat` times, plain and with `--only-unjudged` (`--plain-only` for a trecbench without it),
-and prints the CPU seconds of each run and the functions that took most of the last one.
+Each dry run runs in a fresh process as a user types it (imports included), interleaved with the same
+dry run in a process that imports litellm first (what every dry run paid before the counts and prices
+were read without it: litellm's import and its tokenizer loading), A B A B, `--rounds` times. Each row
+prints CPU seconds and peak RSS, and the load average when it ran; the summary gives the medians and
+the median ratio (with litellm / without) last.
 
-    python benchmarks/dry_run.py [--passages 10000] [--topics 15] [--depth 58] [--repeat 2] [--top 25]
+The workspace is the sample benchmark's (`trecbench demo`), or with `--manual` issue 22's case: a product
+manual split into ~10,000 passages, 15 questions, a pool of ~870 candidates that people judged fully
+(passages of ~90 words, ids like a chunker's). `--profile N` prints the N functions that took most of
+one more dry run (cProfile, cumulative).
 
-What it found (issue 22): of the ~7 s of CPU, ~5 s are litellm's import and ~1.7 s its tokenizers'
-loading; counting and pricing the 870 calls takes ~0.2 s. A dry run with nothing left to ask (every
-pair graded, `--only-unjudged`) now imports neither.
+    python benchmarks/dry_run.py [--rounds 3] [--manual [--passages 10000 --topics 15 --depth 58]] [--profile 25]
+    python benchmarks/dry_run.py --chars    # the error of the count without tiktoken (~4 characters a token)
+
+What it found (issue 22): of the ~7 s of CPU a dry run took, ~5 s were litellm's import and ~1.7 s its
+tokenizers' loading; counting and pricing the 870 calls took ~0.2 s. Now a dry run imports neither
+litellm nor a provider's SDK; what is left is Python, pandas (~0.5 s) and tiktoken's o200k_base
+encoding (~0.3 s, for OpenAI's models; cl100k_base ~0.15 s), then the counting.
 """
 from __future__ import annotations
 
@@ -18,13 +25,27 @@ import argparse
 import cProfile
 import io
 import json
+import os
 import pstats
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import measure  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+# Compiled once, as an installed trecbench is (pip writes the .pyc files): into a folder of its own, not the checkout.
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+       "PYTHONPATH": str(ROOT / "src"), "PYTHONPYCACHEPREFIX": tempfile.mkdtemp(prefix="trecbench-pyc-")}
+PLAIN = "import sys\nfrom trecbench.cli import cli\ncli(sys.argv[1:])\n"
+# the same command after litellm's import, as every dry run paid it before (trecbench's own loader: offline, quiet)
+WITH_LITELLM = "import sys\nfrom trecbench.llm._litellm import load\nload()\nfrom trecbench.cli import cli\ncli(sys.argv[1:])\n"
 
 WORDS = ("release rollback payment dashboard incident access approval window audit service token retention "
          "backup region failover latency quota invoice customer ledger schedule review escalation owner policy "
@@ -59,59 +80,122 @@ def make_bench(folder: Path, passages: int, topics: int, depth: int) -> Path:
     return ws.path
 
 
-def dry_run(bench: Path, *options: str, top: int = 0) -> tuple[float, str]:
-    """One `judge llm --dry-run` through the CLI in a fresh process: (its CPU seconds, its output and profile)."""
-    args = ["judge", "llm", "-w", str(bench), "--model", "openai/gpt-4o-mini", "--dry-run", *options]
-    child = subprocess.run([sys.executable, __file__, "--child", str(top), *args], capture_output=True, text=True,
-                           check=False)
-    if child.returncode != 0:
-        sys.exit(f"the dry run failed ({child.returncode}): {child.stdout}{child.stderr}")
-    seconds, _, rest = child.stdout.partition("\n")
-    return float(seconds), rest + child.stderr
+def commands(bench: Path, manual: bool) -> dict[str, list[str]]:
+    """The dry runs measured, by name."""
+    judge = ["judge", "llm", "-w", str(bench), "--dry-run"]
+    out = {"judge llm --dry-run (openai/gpt-4o-mini)": [*judge, "--model", "openai/gpt-4o-mini"],
+           "judge llm --dry-run --batch 5 (anthropic/claude-sonnet-4-5)": [*judge, "--model",
+                                                                          "anthropic/claude-sonnet-4-5", "--batch", "5"]}
+    if manual:
+        out["judge llm --dry-run --only-unjudged"] = [*judge, "--model", "openai/gpt-4o-mini", "--only-unjudged"]
+    else:
+        out["nuggets draft --dry-run (openai/gpt-4o-mini)"] = ["nuggets", "draft", "-w", str(bench), "--model",
+                                                               "openai/gpt-4o-mini", "--dry-run"]
+    return out
 
 
-def child(top: int, args: list[str]) -> None:
-    """In the fresh process: the CLI under cProfile; prints the CPU seconds, then the output and profile."""
+def run(code: str, args: list[str]) -> dict:
+    """One dry run in a fresh process: CPU seconds, peak RSS (MiB), wall; the load average as it ended."""
+    got = measure([[sys.executable, "-c", code, *args]], env=ENV)
+    got["load"] = os.getloadavg()[0]
+    if "dry run: " not in got["out"][0]:
+        sys.exit(f"not a dry run's output: {got['out'][0][:300]}")
+    return got
+
+
+def profile(args: list[str], top: int) -> str:
+    """The functions that took most of one dry run in this process (imports included)."""
     from click.testing import CliRunner
 
-    profile = cProfile.Profile()
-    started = time.process_time()
-    profile.enable()
+    prof = cProfile.Profile()
+    prof.enable()
     from trecbench.cli import cli
 
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
-    profile.disable()
-    seconds = time.process_time() - started
+    CliRunner().invoke(cli, args, catch_exceptions=False)
+    prof.disable()
     text = io.StringIO()
-    if top:
-        pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(top)
-    print(f"{seconds:.3f}\n{result.output.rstrip()}\n{text.getvalue()}")
-    sys.exit(result.exit_code)
+    pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(top)
+    return text.getvalue()
+
+
+def chars_error() -> None:
+    """How far one token per CHARS_PER_TOKEN characters (the count without tiktoken) is from the tokenizer's
+    count, on the judge's prompts for the sample's runs (depth 5), one and ten passages a call."""
+    from trecbench.corpus import open_corpus
+    from trecbench.judging.llm import passage_text, plan_tasks
+    from trecbench.judging.prompts import build_messages, load_prompt
+    from trecbench.llm import tokens
+    from trecbench.pooling import build_pool
+    from trecbench.topics import read_topics
+
+    sample = ROOT / "src" / "trecbench" / "sample"
+    corpus = open_corpus(sample / "corpus.jsonl", cache_index=False)
+    topics = {t.qid: t for t in read_topics(sample / "topics.tsv")}
+    pool = build_pool(sorted((sample / "runs").glob("*.txt")), depth=5).to_judge()
+    for batch in (1, 10):
+        tasks, _ = plan_tasks(pool, set(), batch)
+        calls = [build_messages(load_prompt(None), topics[t.qid].text, [passage_text(corpus.get(d)) for d in t.docids])
+                 for t in tasks]
+        for model in ("openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"):
+            exact = [tokens.count_messages(model, c) for c in calls]
+            rough = [sum(tokens.message_tokens(model, m, tokens.approximate_tokens) for m in c) + tokens.REPLY_PRIMER
+                     for c in calls]
+            count = tokens.text_counter(model)
+            ratio = sum(len(m["content"]) for c in calls for m in c) / sum(count(m["content"]) for c in calls for m in c)
+            errors = [r / e - 1 for r, e in zip(rough, exact)]
+            print(f"batch {batch:>2}, {model} ({tokens.encoding_name(model)}): {len(calls)} calls, {ratio:.2f} "
+                  f"characters a token; {tokens.CHARS_PER_TOKEN} a token counts {sum(rough) / sum(exact) - 1:+.1%} "
+                  f"in all, {min(errors):+.1%} to {max(errors):+.1%} a call")
 
 
 def main() -> None:
-    if len(sys.argv) > 2 and sys.argv[1] == "--child":
-        return child(int(sys.argv[2]), sys.argv[3:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--manual", action="store_true", help="issue 22's manual-sized workspace, not the demo's")
     parser.add_argument("--passages", type=int, default=10_000)
     parser.add_argument("--topics", type=int, default=15)
     parser.add_argument("--depth", type=int, default=58)
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--top", type=int, default=25)
-    parser.add_argument("--plain-only", action="store_true", help="no --only-unjudged runs (an older trecbench)")
+    parser.add_argument("--profile", type=int, default=0, help="print the N costliest functions of one more run")
+    parser.add_argument("--chars", action="store_true", help="only the error of the count without tiktoken")
     args = parser.parse_args()
+    if args.chars:
+        return chars_error()
     with tempfile.TemporaryDirectory() as tmp:
         built = time.perf_counter()
-        bench = make_bench(Path(tmp), args.passages, args.topics, args.depth)
-        print(f"workspace: {args.passages} passages, {args.topics} topics, {args.topics * args.depth} pooled pairs "
-              f"judged by people ({time.perf_counter() - built:.1f}s to build)")
-        for options in [()] if args.plain_only else [(), ("--only-unjudged",)]:
-            name = " ".join(("--dry-run", *options))
-            output = ""
-            for i in range(args.repeat):
-                seconds, output = dry_run(bench, *options, top=args.top if i == args.repeat - 1 else 0)
-                print(f"{name}, run {i + 1}: {seconds:.2f} s CPU")
-            print(output.rstrip() + "\n")
+        if args.manual:
+            bench = make_bench(Path(tmp), args.passages, args.topics, args.depth)
+            what = f"{args.passages} passages, {args.topics} topics, {args.topics * args.depth} pooled pairs judged by people"
+        else:
+            subprocess.run([sys.executable, "-m", "trecbench", "demo", "--dir", str(Path(tmp) / "demo"), "--quiet"],
+                           env=ENV, check=True, capture_output=True)
+            bench = Path(tmp) / "demo" / "bench"
+            what = "the sample benchmark (trecbench demo)"
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=False).stdout.strip() or "?"
+        print(f"workspace: {what} ({time.perf_counter() - built:.1f}s to build); commit {commit}; "
+              f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC; {args.rounds} rounds, A B A B")
+        print(f"{'':<62} {'CPU s':>7} {'RSS MiB':>8} {'load':>5}")
+        summary = []
+        for name, argv in commands(bench, args.manual).items():
+            plain, heavy = [], []
+            run(WITH_LITELLM, argv)  # a first run compiles what the others import
+            for _ in range(args.rounds):
+                plain.append(run(PLAIN, argv))
+                heavy.append(run(WITH_LITELLM, argv))
+            for label, rows in (("now", plain), ("litellm imported", heavy)):
+                for r in rows:
+                    print(f"{name + ', ' + label:<62} {r['cpu']:7.2f} {r['peak_mib']:8.0f} {r['load']:5.1f}")
+            print("  " + plain[-1]["out"][0].strip().splitlines()[-1][:160])
+            ratio = statistics.median(h["cpu"] / p["cpu"] for p, h in zip(plain, heavy))
+            summary.append((name, statistics.median(p["cpu"] for p in plain),
+                            statistics.median(p["peak_mib"] for p in plain),
+                            statistics.median(h["cpu"] for h in heavy), ratio))
+        print("\nmedians: CPU s now | peak RSS MiB now | CPU s with litellm | ratio (with litellm / now)")
+        for name, cpu, rss, heavy_cpu, ratio in summary:
+            print(f"  {name:<60} {cpu:6.2f} {rss:6.0f} {heavy_cpu:6.2f}   {ratio:.1f}x")
+        print(f"load average: {os.getloadavg()[0]:.1f}")
+        if args.profile:
+            print(profile(next(iter(commands(bench, args.manual).values())), args.profile))
 
 
 if __name__ == "__main__":

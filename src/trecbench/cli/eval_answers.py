@@ -83,6 +83,8 @@ def answers(answer_files, nuggets_path, workspace, duplicates, assigner, model_o
 
             if workspace and cache_path == "trecbench-llm-cache.sqlite":
                 cache_path = str(Workspace(workspace).cache_path)
+            # said before the client is made: its transport may import litellm (seconds)
+            click.echo(f"assigning nuggets with {model_opts.model}: {len(answer_files)} answer file(s)", err=True)
             options["model"] = model_opts.client(cache=cache_path)
         scores = score_answers(answer_files, nuggets=nuggets_path, workspace=workspace, assignments=assignment_files,
                                assigner=assigner, duplicates=duplicates, missing_topics=missing_topics, rules=rules,

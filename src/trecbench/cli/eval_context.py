@@ -71,6 +71,8 @@ def context_recall(mode, contexts_paths, references_path, qrels_path, rel_level,
     if mode == "llm":
         from trecbench.evaluation.evidence.context_recall import LLMRecallJudge
 
+        # said before the client is made: its transport may import litellm (seconds)
+        click.echo(f"judging context recall with {model_opts.model}: {len(contexts_paths)} contexts file(s)", err=True)
         with model_errors():
             judge = LLMRecallJudge(model_opts.client(cache=cache_path))
     try:

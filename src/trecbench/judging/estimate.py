@@ -1,11 +1,12 @@
 """What judging a pool by a model will cost, before anything is judged: judgments, calls, tokens, dollars.
 
 The one estimator of judging costs: `pool estimate` and `judge llm --dry-run` both use `estimate_tasks`.
-Offline: tokens are counted as litellm's token counter counts them (the model's tokenizer when litellm
-has it locally, else tiktoken's; see trecbench.llm.cost.PromptCounter: the judge's instructions are
-counted once, each call's topic and passages once) and prices come from litellm's bundled cost map
-(`LITELLM_LOCAL_MODEL_COST_MAP=True`, set before litellm is imported, so nothing is fetched) or from
-prices given per million tokens.
+Offline, and without importing litellm or a provider's SDK (seconds of CPU; a dry run takes a fraction
+of one): tokens are counted as litellm's token counter counts them, with the tiktoken encoding litellm
+would use, read from the copies litellm ships (trecbench.llm.tokens; PromptCounter counts the judge's
+instructions once and each call's topic and passages once; without tiktoken, ~4 characters a token), and
+prices come from litellm's bundled cost map read as a file (trecbench.llm.cost_map) or from prices given
+per million tokens.
 
 A call judges up to `batch` passages of one topic with the judge's own messages (its prompt, the topic,
 the passages, few-shot examples). Its reply is counted from the reply format: `typical_reply(n)`, one
@@ -24,7 +25,7 @@ from typing import Any, Mapping, Sequence, TYPE_CHECKING
 import pandas as pd
 
 from trecbench.errors import Problem
-from trecbench.llm._litellm import load as _litellm  # the one loader (benchmarks/campaign.py takes it from here)
+from trecbench.llm._litellm import load as _litellm  # noqa: F401  (the one loader: benchmarks/campaign.py and tests take it here)
 from trecbench.llm.cost import Prices, UnknownModelError, dollars, model_prices  # noqa: F401  (callers take them here)
 
 if TYPE_CHECKING:
@@ -101,44 +102,43 @@ def estimate_tasks(tasks: Sequence[Any], corpus: Any, topics: Mapping[str, Any],
     from trecbench.judging.prompts import build_messages, load_prompt
 
     prompt = prompt or load_prompt(None)
-    with _offline_tokenizers():
-        counter = PromptCounter(model, _litellm())
-        per_passage = reply_tokens_per_passage
-        if per_passage is None:
-            per_passage = counter.text(typical_reply(batch)) / batch
-        problems: list[Problem] = []
-        missing_docs: list[str] = []
-        missing_topics: set[str] = set()
-        rows: dict[str, dict[str, Any]] = {}
-        for task in tasks:
-            topic = topics.get(task.qid)
-            if topic is None:
-                missing_topics.add(str(task.qid))
+    counter = PromptCounter(model)
+    per_passage = reply_tokens_per_passage
+    if per_passage is None:
+        per_passage = counter.text(typical_reply(batch)) / batch
+    problems: list[Problem] = []
+    missing_docs: list[str] = []
+    missing_topics: set[str] = set()
+    rows: dict[str, dict[str, Any]] = {}
+    for task in tasks:
+        topic = topics.get(task.qid)
+        if topic is None:
+            missing_topics.add(str(task.qid))
+            continue
+        texts = []
+        for docid in task.docids:
+            doc = corpus.get(docid)
+            if doc is None:
+                missing_docs.append(docid)
+            else:
+                texts.append(passage_text(doc))
+        if not texts:
+            continue
+        messages = build_messages(prompt, topic.text, texts, narrative=topic.narrative,
+                                  examples=(examples or {}).get(task.qid, []))
+        row = rows.setdefault(task.qid, {"query_id": task.qid, "judgments": 0, "calls": 0, "cached_calls": 0,
+                                         "input_tokens": 0, "output_tokens": 0})
+        row["judgments"] += len(texts)
+        tokens_in = None
+        for s in range(samples):
+            if cache is not None and _cached(cache, model, messages, params or {}, s, samples):
+                row["cached_calls"] += 1
                 continue
-            texts = []
-            for docid in task.docids:
-                doc = corpus.get(docid)
-                if doc is None:
-                    missing_docs.append(docid)
-                else:
-                    texts.append(passage_text(doc))
-            if not texts:
-                continue
-            messages = build_messages(prompt, topic.text, texts, narrative=topic.narrative,
-                                      examples=(examples or {}).get(task.qid, []))
-            row = rows.setdefault(task.qid, {"query_id": task.qid, "judgments": 0, "calls": 0, "cached_calls": 0,
-                                             "input_tokens": 0, "output_tokens": 0})
-            row["judgments"] += len(texts)
-            tokens_in = None
-            for s in range(samples):
-                if cache is not None and _cached(cache, model, messages, params or {}, s, samples):
-                    row["cached_calls"] += 1
-                    continue
-                if tokens_in is None:
-                    tokens_in = counter(messages)
-                row["calls"] += 1
-                row["input_tokens"] += tokens_in
-                row["output_tokens"] += round(per_passage * len(texts))
+            if tokens_in is None:
+                tokens_in = counter(messages)
+            row["calls"] += 1
+            row["input_tokens"] += tokens_in
+            row["output_tokens"] += round(per_passage * len(texts))
     columns = ["query_id", "judgments", "calls", "cached_calls", "input_tokens", "output_tokens", "cost_usd"]
     table = pd.DataFrame(list(rows.values()), columns=columns[:-1])
     table["cost_usd"] = (table["input_tokens"] * prices.input + table["output_tokens"] * prices.output
@@ -173,15 +173,15 @@ def observed_reply_tokens(ws: Workspace, judge_name: str, model: str, samples: i
         return None
     from trecbench.llm.cost import PromptCounter
 
-    with _offline_tokenizers():
-        count = PromptCounter(model, _litellm()).text
-        tokens = sum(int(count(text)) for text, _ in rows)
+    count = PromptCounter(model).text
+    tokens = sum(int(count(text)) for text, _ in rows)
     return tokens / sum(n for _, n in rows) / samples
 
 
 @contextlib.contextmanager
 def _offline_tokenizers():
-    """A tokenizer litellm would download from the Hugging Face hub falls back to tiktoken at once (no retries)."""
+    """A tokenizer litellm would download from the Hugging Face hub falls back to tiktoken at once (no retries):
+    for callers that count with litellm itself (the estimate counts without it)."""
     before = os.environ.get("HF_HUB_OFFLINE")
     os.environ["HF_HUB_OFFLINE"] = "1"
     try:

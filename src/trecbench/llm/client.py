@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -18,13 +19,13 @@ from typing import Any, Callable, Mapping, Sequence
 from trecbench.llm._litellm import load
 from trecbench.llm.budget import Budget, Estimate, Plan
 from trecbench.llm.cache import ResponseCache, request_key
-from trecbench.llm.cost import call_cost, count_text_tokens, count_tokens, is_priced
+from trecbench.llm.cost import call_cost, count_text_tokens, count_tokens, is_priced, supports_response_schema
 from trecbench.llm.errors import LLMError, ModelCallError, ParseError
 from trecbench.llm.parse import reask_messages
 from trecbench.llm.records import CallRecord, Completion, Outcome, Usage
 from trecbench.llm.retry import (FirstContact, RateLimiter, backoff_delay, classify, missing_credentials,
                                  out_of_quota, retry_after, status_of, unreachable)
-from trecbench.llm.transport import TRANSPORTS, OpenAITransport, make_transport
+from trecbench.llm.transport import TRANSPORTS, OpenAITransport, Unsent, make_transport, sdk_endpoints
 
 __all__ = ["ModelConfig", "LLM"]
 
@@ -112,11 +113,33 @@ def _first_line(exc: BaseException, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def check_model_name(model: str) -> None:
-    """Raise LLMError unless litellm can tell which provider serves `model` (OpenAI-compatible names need no look-up)."""
-    from trecbench.llm.transport import _OPENAI_COMPATIBLE
+# Providers litellm resolves from a `provider/` prefix alone (tests/llm/test_tokens.py checks each against
+# litellm): a name with one needs no import of litellm (seconds) to be checked. Any other name asks litellm.
+KNOWN_PROVIDERS = frozenset({
+    "openai", "hosted_vllm", "anthropic", "azure", "azure_ai", "gemini", "vertex_ai", "bedrock", "ollama",
+    "ollama_chat", "openrouter", "together_ai", "groq", "mistral", "deepseek", "fireworks_ai", "cohere",
+    "cohere_chat", "huggingface", "vllm", "lm_studio", "xai", "perplexity", "databricks", "watsonx", "sagemaker",
+    "text-completion-openai", "deepinfra", "cerebras", "nvidia_nim", "llamafile", "litellm_proxy"})
+# Bare names litellm knows by its cost map: those of these providers (its lists of their models).
+_BARE_PROVIDERS = frozenset({"openai", "anthropic", "text-completion-openai", "cohere", "cohere_chat"})
 
-    if model.split("/", 1)[0] in _OPENAI_COMPATIBLE and "/" in model:
+
+def known_without_litellm(model: str) -> bool:
+    """True when `model`'s provider is clear without asking litellm: a known `provider/` prefix, or a bare
+    name litellm's cost map lists under a provider litellm knows bare names of."""
+    from trecbench.llm.cost_map import cost_map
+
+    provider, _, name = model.partition("/")
+    if name:
+        return provider in KNOWN_PROVIDERS
+    entry = cost_map().get(model)
+    return isinstance(entry, dict) and entry.get("litellm_provider") in _BARE_PROVIDERS
+
+
+def check_model_name(model: str) -> None:
+    """Raise LLMError unless litellm can tell which provider serves `model` (known providers' names need no
+    look-up, see `known_without_litellm`)."""
+    if known_without_litellm(model):
         return
     try:
         load().get_llm_provider(model=model)
@@ -163,9 +186,12 @@ class LLM:
         self.plan = Plan()
         self._usage: dict[str, Usage] = {}
         self._deployments = [self._deployment(d) for d in config.deployments or ()]
-        self.transport = make_transport(load, config.transport, config.model, config.api_base,
-                                        config.api_key, self._deployments, config.timeout)
-        if not isinstance(self.transport, OpenAITransport):  # the SDK's servers need no provider lookup
+        # A dry run sends nothing: no transport is made, so neither litellm nor the openai SDK is imported.
+        self.transport = (Unsent(sdk_endpoints(load, config.transport, config.model, config.api_base, config.api_key,
+                                               self._deployments) is not None) if dry_run else
+                          make_transport(load, config.transport, config.model, config.api_base, config.api_key,
+                                         self._deployments, config.timeout))
+        if not self._through_sdk():  # the SDK's servers need no provider lookup
             for model in [d["model"] for d in self._deployments] or [config.model]:
                 check_model_name(model)
         self._structured = (config.structured_output if config.structured_output is not None
@@ -301,11 +327,17 @@ class LLM:
             self.plan = self.plan.add(Estimate(completion.key, completion.prompt_tokens, completion.completion_tokens,
                                                0.0, True, True))
 
+    def _through_sdk(self) -> bool:
+        """Whether requests go (or, in a dry run, would go) through the openai SDK rather than litellm."""
+        return isinstance(self.transport, OpenAITransport) or getattr(self.transport, "sdk", False)
+
     def uses_structured_output(self) -> bool:
         """Whether requests with a schema carry it as `response_format` (see ModelConfig.structured_output)."""
         if self._structured is None:
-            if isinstance(self.transport, OpenAITransport):
+            if self._through_sdk():
                 self._structured = True  # tried; a server that refuses it turns it off (see `ask`)
+            elif self.dry_run and "litellm" not in sys.modules:  # litellm's answer, read from its cost map
+                self._structured = supports_response_schema(self.config.model)
             else:
                 try:
                     self._structured = bool(load().supports_response_schema(model=self.config.model))
@@ -325,7 +357,7 @@ class LLM:
         servers take it). Where it may not, litellm drops it: the seed stays in the cache key, so each of a
         judge's samples is still a call of its own."""
         if self._takes_seed is None:
-            if isinstance(self.transport, OpenAITransport):
+            if self._through_sdk():
                 self._takes_seed = True
             else:
                 try:
@@ -507,8 +539,7 @@ class LLM:
         usage = getattr(response, "usage", None)
         prompt = getattr(usage, "prompt_tokens", None)
         reply = getattr(usage, "completion_tokens", None)
-        # A server that reports no usage: count ourselves, without stopping to import litellm while replies
-        # wait to be recorded (litellm counts exactly when it is loaded already).
+        # A server that reports no usage: count ourselves, as litellm counts, without importing it (llm/tokens.py).
         if prompt is None:
             prompt = count_tokens(self.price_model, convo, import_litellm=False)
         if reply is None:

@@ -4,49 +4,63 @@ The one home of what a model call costs: a live call's (`call_cost`), a batch re
 the per-token prices an estimate multiplies (`model_prices`), and what cached replies were paid (`paid_for`).
 
 Prices are read from the cost map's JSON file in litellm's package without importing litellm (seconds of
-start-up) until something else needs it; once litellm is imported its own cost functions are used.
+start-up; trecbench.llm.cost_map) and looked up by `price_key`; once litellm is imported its own table is
+read (a model registered with `litellm.register_model` counts) and its own cost functions are used.
+Token counts are litellm's token_counter's numbers, counted without litellm (trecbench.llm.tokens) unless
+it is imported already.
 """
 from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib.util import find_spec
-from pathlib import Path
 from typing import Any, Collection, Mapping, Sequence
 
 from trecbench.llm._litellm import load
+from trecbench.llm.cost_map import canonical, cost_map
 
-_COST_MAP_FILE = "model_prices_and_context_window_backup.json"
-
-
-@lru_cache(maxsize=1)
-def _cost_map_file() -> dict[str, Any]:
-    spec = find_spec("litellm")  # finds the package without running it
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(folder) / _COST_MAP_FILE
-        if path.is_file():
-            return json.loads(path.read_text(encoding="utf-8"))
-    return {}
+_DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$")  # a release date after a model's name: gpt-5.5-2026-04-24
+_AZURE_NAMES = {"gpt-35-turbo": "azure/gpt-35-turbo", "gpt-35-turbo-instruct": "azure/gpt-35-turbo-instruct"}
 
 
 def _litellm_loaded() -> bool:
     return "litellm" in sys.modules
 
 
+def _table() -> Mapping[str, Any]:
+    return load().model_cost if _litellm_loaded() else cost_map()
+
+
+def price_key(model: str) -> str | None:
+    """The cost map's name for `model`, as litellm's model-info look-up finds it, or None.
+
+    The name itself, or lower-cased; `provider/name` also under `name` when that entry is the provider's;
+    a dated release (`-2026-04-24`) under its undated name; Azure's `gpt-35-turbo` under `azure/`. An alias
+    found under the bare name is reported as the model it stands for (litellm names it so).
+    """
+    table = _table()
+    for name in dict.fromkeys((model, model.lower())):
+        for candidate in (name, _DATED.sub("", name), _AZURE_NAMES.get(name)):
+            if candidate is None:
+                continue
+            if candidate in table:
+                return candidate
+            if "/" in candidate:
+                provider, bare = candidate.split("/", 1)
+                entry = table.get(bare)
+                if entry is not None and entry.get("litellm_provider") == provider:
+                    return canonical(bare)
+    return None
+
+
 def price_entry(model: str) -> Mapping[str, Any] | None:
-    """The cost map's entry for `model` (`provider/name` also found under `name` when the provider matches)."""
-    table = load().model_cost if _litellm_loaded() else _cost_map_file()
-    entry = table.get(model)
-    if entry is None and "/" in model:
-        provider, name = model.split("/", 1)
-        candidate = table.get(name)
-        if candidate is not None and candidate.get("litellm_provider") == provider:
-            entry = candidate
-    return entry
+    """The cost map's entry for `model` (found by `price_key`)."""
+    key = price_key(model)
+    return None if key is None else _table()[key]
 
 
 def _table_prices(model: str) -> tuple[float, float] | None:
@@ -79,6 +93,21 @@ def is_priced(model: str) -> bool:
     except Exception:
         return False
     return float(prompt_cost) + float(completion_cost) > 0
+
+
+# Providers whose every model litellm says takes a response schema.
+_SCHEMA_PROVIDERS = {"predibase", "fireworks_ai", "lm_studio", "nebius", "databricks"}
+
+
+def supports_response_schema(model: str) -> bool:
+    """litellm's `supports_response_schema(model)`, answered from its cost map (the entry's flag, or a
+    provider whose every model takes one) without importing litellm. litellm's fallback rules, which
+    place a few unlisted names in a family (`openai/databricks-claude-...`), are not applied."""
+    provider, _, name = model.partition("/")
+    entry = price_entry(model) or {}
+    if not name:
+        provider = str(entry.get("litellm_provider") or "")
+    return provider in _SCHEMA_PROVIDERS or entry.get("supports_response_schema") is True
 
 
 def call_cost(model: str, prompt_tokens: int, completion_tokens: int,
@@ -123,24 +152,20 @@ def model_prices(model: str, input_price: float | None = None, output_price: flo
     """
     if input_price is not None and output_price is not None:
         return Prices(input_price / 1e6, output_price / 1e6, "given")
-    litellm = load()
-    try:
-        info = litellm.get_model_info(model)
-    except Exception:  # litellm raises several types for unmapped models
-        info = None
-    # get_model_info answers for some names that are not in the map (with zero prices): only trust mapped keys
-    if not info or info.get("key") not in litellm.model_cost or info.get("input_cost_per_token") is None:
+    key = price_key(model)
+    if key is None:
         raise UnknownModelError(
             f"model {model!r} has no price in litellm's cost map (litellm {_version()}); give prices in dollars "
             f"per million tokens with --input-price and --output-price (e.g. --input-price 0.15 --output-price 0.60), "
             f"or use a model name the map knows, such as gpt-4o-mini or anthropic/claude-sonnet-4-5")
-    cin = float(info["input_cost_per_token"] or 0.0)
-    cout = float(info.get("output_cost_per_token") or 0.0)
+    entry = _table()[key]
+    cin = float(entry.get("input_cost_per_token") or 0.0)  # a mapped model without a price field costs 0, as in litellm
+    cout = float(entry.get("output_cost_per_token") or 0.0)
     if input_price is not None:
         cin = input_price / 1e6
     if output_price is not None:
         cout = output_price / 1e6
-    return Prices(cin, cout, f"litellm cost map ({info['key']})")
+    return Prices(cin, cout, f"litellm cost map ({key})")
 
 
 def _version() -> str:
@@ -182,32 +207,48 @@ class PromptCounter:
 
     litellm counts a conversation as a sum over its messages: a fixed part for each message's role and
     fields, plus its tokenizer's count of each content string (counted in fixed-size chunks of the
-    string, so a string's count depends on the whole string). This counter asks litellm for its count
-    function once (not once a call), counts the fixed parts of a shape of conversation (its roles and
-    fields) once, and remembers the counts of the contents of every message but the last (a judge's
+    string, so a string's count depends on the whole string). This counter takes the count function
+    once (not once a call), counts the fixed parts of a shape of conversation (its roles and fields)
+    once, and remembers the counts of the contents of every message but the last (a judge's
     instructions, the same in every call), so each call tokenizes only its own text (the topic and its
-    passages), once. The first conversation of each shape is also counted by litellm.token_counter
-    itself; if the two disagree (another litellm), that shape is counted by litellm every time.
-    Content that is not a string (lists of parts) is always counted by litellm.token_counter.
+    passages), once.
+
+    Given `litellm` (or with litellm imported already) the count function and the whole-conversation
+    count are litellm's own: the first conversation of each shape is also counted by litellm.token_counter,
+    and if the two disagree (another litellm), that shape is counted by litellm every time; content that
+    is not a string (lists of parts) is always counted by litellm.token_counter. Without litellm they are
+    trecbench.llm.tokens' (the same arithmetic, checked against litellm there), and litellm is not imported.
     """
 
     MEMO = 256  # distinct remembered contents; the memo starts over when full
 
     def __init__(self, model: str, litellm: Any = None):
         self.model = model
-        self.litellm = litellm or load()
+        self.litellm = litellm if litellm is not None else (load() if _litellm_loaded() else None)
         self.text = self._count_function()
         self._fixed: dict[tuple, int | None] = {}  # a shape's fixed tokens, None where litellm counts
         self._memo: dict[str, int] = {}
 
     def _count_function(self) -> Any:
-        """litellm's own count of a text for this model (what token_counter(text=...) calls), else that call."""
+        """litellm's own count of a text for this model (what token_counter(text=...) calls), else that call;
+        without litellm, trecbench.llm.tokens' count."""
+        if self.litellm is None:
+            from trecbench.llm.tokens import text_counter
+
+            return text_counter(self.model)
         try:
             from litellm.litellm_core_utils.token_counter import _get_count_function
 
             return _get_count_function(self.model, None)
         except Exception:  # another litellm: the public call counts the same, only slower
             return lambda text: int(self.litellm.token_counter(model=self.model, text=text))
+
+    def _whole(self, messages: list) -> int:
+        if self.litellm is None:
+            from trecbench.llm.tokens import count_messages
+
+            return count_messages(self.model, messages)
+        return int(self.litellm.token_counter(model=self.model, messages=messages))
 
     def _content(self, text: str) -> int:
         count = self._memo.get(text)
@@ -221,16 +262,16 @@ class PromptCounter:
         messages = list(messages)
         if not messages or not all(isinstance(m.get("content"), str) and all(isinstance(v, str) for v in m.values())
                                    for m in messages):
-            return int(self.litellm.token_counter(model=self.model, messages=messages))
+            return self._whole(messages)
         shape = tuple(tuple(sorted((k, v) for k, v in m.items() if k != "content")) for m in messages)
         fixed = self._fixed.get(shape, -1)
         if fixed is None:
-            return int(self.litellm.token_counter(model=self.model, messages=messages))
+            return self._whole(messages)
         contents = [self._content(m["content"]) for m in messages[:-1]] + [int(self.text(messages[-1]["content"]))]
-        if fixed == -1:  # a new shape: its fixed part, checked against litellm's own count of this conversation
+        if fixed == -1:  # a new shape: its fixed part, checked against the count of this whole conversation
             empty = [{**m, "content": ""} for m in messages]
-            fixed = int(self.litellm.token_counter(model=self.model, messages=empty))
-            whole = int(self.litellm.token_counter(model=self.model, messages=messages))
+            fixed = self._whole(empty)
+            whole = self._whole(messages)
             self._fixed[shape] = fixed if fixed + sum(contents) == whole else None
             return whole
         return fixed + sum(contents)
@@ -238,32 +279,34 @@ class PromptCounter:
 
 @lru_cache(maxsize=16)
 def prompt_counter(model: str) -> PromptCounter:
-    """The PromptCounter of `model`, made once a process (litellm is imported for it)."""
+    """The PromptCounter of `model`, made once a process (litellm's if it is imported then, else without it)."""
     return PromptCounter(model)
 
 
-def count_tokens(model: str, messages: Sequence[Mapping[str, Any]], *, import_litellm: bool = True) -> int:
-    """Prompt tokens of `messages` for `model` (litellm.token_counter's count, see PromptCounter; ~4
-    characters a token if that fails).
+def _approximate(text: str) -> int:
+    from trecbench.llm.tokens import approximate_tokens
 
-    With `import_litellm=False` the approximation is used unless litellm is already imported.
+    return approximate_tokens(text)
+
+
+def count_tokens(model: str, messages: Sequence[Mapping[str, Any]], *, import_litellm: bool = False) -> int:
+    """Prompt tokens of `messages` for `model`: litellm.token_counter's count (see PromptCounter), or, if that
+    fails, one token per CHARS_PER_TOKEN characters of the messages' JSON.
+
+    litellm is never imported for it (`import_litellm` is kept for callers; the count is the same).
     """
-    if not import_litellm and not _litellm_loaded():
-        return max(1, len(json.dumps(list(messages), ensure_ascii=False)) // 4)
     try:
         return prompt_counter(model)(messages)
     except Exception:
-        return max(1, len(json.dumps(list(messages), ensure_ascii=False)) // 4)
+        return _approximate(json.dumps(list(messages), ensure_ascii=False))
 
 
-def count_text_tokens(model: str, text: str, *, import_litellm: bool = True) -> int:
-    """Tokens of a plain text for `model` (same fallback and `import_litellm` as `count_tokens`)."""
-    if not import_litellm and not _litellm_loaded():
-        return max(1, len(text) // 4) if text else 0
+def count_text_tokens(model: str, text: str, *, import_litellm: bool = False) -> int:
+    """Tokens of a plain text for `model` (same count and fallback as `count_tokens`)."""
     try:
         return int(prompt_counter(model).text(text))
     except Exception:
-        return max(1, len(text) // 4) if text else 0
+        return _approximate(text)
 
 
 def dollars(value: float) -> str:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-__all__ = ["Transport", "LiteLLMTransport", "OpenAITransport", "Breaker", "deadline", "make_transport", "TRANSPORTS"]
+__all__ = ["Transport", "LiteLLMTransport", "OpenAITransport", "Breaker", "deadline", "make_transport", "sdk_endpoints",
+           "Unsent", "TRANSPORTS"]
 
 TRANSPORTS = ("auto", "litellm", "openai")
 _OPENAI_COMPATIBLE = {"openai", "hosted_vllm"}
@@ -250,21 +251,52 @@ def _endpoint(load: Callable[[], Any], model: str, api_base: str | None, api_key
     return Endpoint(name, api_base, key)
 
 
+def sdk_endpoints(load: Callable[[], Any], kind: str, model: str, api_base: str | None, api_key: str | None,
+                  deployments: Sequence[Mapping[str, Any]]) -> list[Endpoint] | None:
+    """The endpoints the openai SDK would send to under transport `kind`, or None where litellm sends.
+
+    `load` returns the litellm module; it is called only for a model whose name does not say that an
+    OpenAI-compatible server serves it. Raises ValueError for a `kind` that cannot be used.
+    """
+    if kind not in TRANSPORTS:
+        raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, not {kind!r}")
+    if kind == "litellm":
+        return None
+    targets = deployments or [{"model": model, "api_base": api_base, "api_key": api_key}]
+    endpoints = [None if set(d) & _ROUTER_KEYS else
+                 _endpoint(load, d["model"], d.get("api_base"), d.get("api_key")) for d in targets]
+    if all(e is not None for e in endpoints):
+        return endpoints  # type: ignore[return-value]
+    if kind == "openai":
+        raise ValueError("transport 'openai' needs openai/ or hosted_vllm/ models with an api_base "
+                         "(and no Router-only deployment keys such as rpm, tpm, weight)")
+    return None
+
+
 def make_transport(load: Callable[[], Any], kind: str, model: str, api_base: str | None, api_key: str | None,
                    deployments: Sequence[Mapping[str, Any]], timeout: float) -> Transport:
     """The transport `kind` asks for; `auto` picks the openai SDK wherever every endpoint allows it.
 
     `load` returns the litellm module; it is called only when the choice or the transport needs litellm.
     """
-    if kind not in TRANSPORTS:
-        raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, not {kind!r}")
-    if kind != "litellm":
-        targets = deployments or [{"model": model, "api_base": api_base, "api_key": api_key}]
-        endpoints = [None if set(d) & _ROUTER_KEYS else
-                     _endpoint(load, d["model"], d.get("api_base"), d.get("api_key")) for d in targets]
-        if all(e is not None for e in endpoints):
-            return OpenAITransport(endpoints)  # type: ignore[arg-type]
-        if kind == "openai":
-            raise ValueError("transport 'openai' needs openai/ or hosted_vllm/ models with an api_base "
-                             "(and no Router-only deployment keys such as rpm, tpm, weight)")
+    endpoints = sdk_endpoints(load, kind, model, api_base, api_key, deployments)
+    if endpoints is not None:
+        return OpenAITransport(endpoints)
     return LiteLLMTransport(load(), model, api_base, api_key, deployments, timeout)
+
+
+class Unsent:
+    """The transport of a dry run: nothing is sent, so neither litellm nor a provider's SDK is loaded.
+
+    `sdk` says whether a real run would send through the openai SDK (OpenAITransport), which decides how
+    requests are formed (structured output is tried there), and so their cache keys.
+    """
+
+    def __init__(self, sdk: bool):
+        self.sdk = sdk
+
+    async def __call__(self, messages: list[dict], params: Mapping[str, Any], timeout: float) -> Any:
+        raise RuntimeError("a dry run sends nothing")
+
+    async def aclose(self) -> None:
+        pass

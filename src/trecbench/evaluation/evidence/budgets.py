@@ -19,12 +19,11 @@ included); a context with neither is an input error.
 """
 from __future__ import annotations
 
-import contextlib
-import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from trecbench.errors import InputError
+from trecbench.llm.tokens import litellm_tokenizers as _litellm_tokenizers  # noqa: F401  (tests ask for it)
 
 WHITESPACE = "whitespace"
 
@@ -61,54 +60,14 @@ def tokenizer(name: str) -> Callable[[str], int]:
     if name not in tiktoken.list_encoding_names():
         raise ValueError(f"unknown tokenizer {name!r}: {WHITESPACE!r} or a tiktoken encoding "
                          f"({', '.join(tiktoken.list_encoding_names())})")
-    with _local_files_only(name):
-        encoding = tiktoken.get_encoding(name)
-    return lambda text: len(encoding.encode(text, disallowed_special=()))
+    from trecbench.llm.tokens import EncodingNotHere, offline_encoding  # the one offline loader of encodings
 
-
-class _NotHere(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def _local_files_only(name: str) -> Iterator[None]:
-    """tiktoken reads the encoding from its cache (litellm's bundled copies unless TIKTOKEN_CACHE_DIR is set) and
-    is stopped before it would download: tests and users' machines may have no network, and a scorer that
-    fetches files is not reproducible."""
-    import tiktoken.load as load
-
-    before = os.environ.get("TIKTOKEN_CACHE_DIR")
-    bundled = _litellm_tokenizers()
-    if before is None and bundled is not None:
-        os.environ["TIKTOKEN_CACHE_DIR"] = bundled
-    fetch = load.read_file
-
-    def local(blobpath: str) -> bytes:
-        if "://" in blobpath:
-            raise _NotHere(blobpath)
-        return fetch(blobpath)
-
-    load.read_file = local
     try:
-        yield
-    except _NotHere:
+        encoding = offline_encoding(name)
+    except EncodingNotHere:
         raise ValueError(f"tokenizer {name!r}: its encoding file is not on this machine and trecbench does not "
                          f"download it; put it in TIKTOKEN_CACHE_DIR, or use {WHITESPACE!r}") from None
-    finally:
-        load.read_file = fetch
-        if before is None:
-            os.environ.pop("TIKTOKEN_CACHE_DIR", None)
-
-
-def _litellm_tokenizers() -> str | None:
-    """The folder of tiktoken files litellm ships, found without importing litellm (slow to import)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("litellm")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = os.path.join(list(spec.submodule_search_locations)[0], "litellm_core_utils", "tokenizers")
-    return folder if os.path.isdir(folder) else None
+    return lambda text: len(encoding.encode(text, disallowed_special=()))
 
 
 @dataclass

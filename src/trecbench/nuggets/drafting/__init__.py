@@ -58,10 +58,10 @@ def draft_nuggets(ws: Workspace, config: Any = None, *, min_grade: int = 1, wind
     drafter = drafter_name(config.model)
     todo, skipped, _ = plan_topics(ws, drafter, relevant, only, redraft)
     run = DraftRun(drafter, todo, skipped, DraftReport())
+    if on_start is not None:  # before the client, whose transport may import litellm (seconds)
+        on_start(run)
     client = LLM(config, cache=ws.path / "bench.sqlite", budget=Budget.of(max_cost),
                  dry_run=dry_run)
-    if on_start is not None:
-        on_start(run)
     try:
         run.report = client.run(draft_with_llm(ws, client, settings, only=only, redraft=redraft, corpus=ws.corpus(),
                                                on_progress=on_progress))

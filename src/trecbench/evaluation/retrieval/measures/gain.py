@@ -4,8 +4,6 @@ Gains default to the grade; `ndcg.1=3,2=9` style parameters override single grad
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from trecbench.evaluation.retrieval.rankings import PAD
@@ -73,53 +71,34 @@ def _ndcg_rel(d: Derived, params: RawParams) -> list[Output]:
 
 
 def _rndcg(d: Derived, params: RawParams) -> list[Output]:
+    """trec_eval's walk, over all topics at once: the mean of nDCG at each rank i where the ideal gain changes
+    (its drop to 0 after the last ideal document included; the DCG of the first min(i, retrieved) results over
+    the ideal DCG of the first i), and, when more than one document is retrieved past that drop, once more
+    with the whole ranking's DCG; a topic with no such rank is 0/0 (NaN), one without relevant documents 0."""
     g = d.gains(params.pairs)
-    values = np.zeros(len(d.r.qids))
-    levels = d.r.rel_levels
-    for t in range(len(d.r.qids)):
-        if d.num_rel[t] > 0:
-            # trec_eval's gain levels of a topic: its grades up to the highest it has, and every given gain
-            graded = np.flatnonzero(levels[t])
-            used = [g.table[i] for i in range(graded[-1] + 1 if len(graded) else 0) if i not in g.explicit]
-            top = max(used + list(g.explicit.values()), default=0.0)
-            values[t] = _rndcg_topic(g.results[t], int(d.num_ret[t]), g.ideal[t][g.ideal[t] > 0], top)
-    return [Output(params.suffix("Rndcg"), values)]
-
-
-def _rndcg_topic(gains: np.ndarray, n_ret: int, ideal: np.ndarray, top_gain: float) -> float:
-    """trec_eval's walk: nDCG at each rank where the ideal gain changes (its drop to 0 included) and,
-    when documents remain after that drop, once more at the last retrieved document; 0/0 is NaN."""
-    log2 = log2_table(max(n_ret, len(ideal)) + 2)
-    state = {"dcg": 0.0, "ideal_dcg": 0.0, "total": 0.0, "count": 0, "previous": top_gain}
-
-    def level_change() -> None:  # one more nDCG value, if the ideal has gained anything yet
-        if state["ideal_dcg"] > 0.0:
-            state["total"] += state["dcg"] / state["ideal_dcg"]
-            state["count"] += 1
-
-    def step(i: int, with_result: bool) -> None:
-        current = float(ideal[i]) if i < len(ideal) else 0.0
-        if current != state["previous"]:
-            level_change()
-            state["previous"] = current
-        if with_result and gains[i] != 0:
-            state["dcg"] += gains[i] / log2[i + 2]
-        if current > 0.0:
-            state["ideal_dcg"] += current / log2[i + 2]
-
-    i = 0
-    while i < n_ret and state["previous"] > 0.0:
-        step(i, True)
-        i += 1
-    if i < n_ret:
-        for j in range(i, n_ret):
-            if gains[j] != 0:
-                state["dcg"] += gains[j] / log2[j + 2]
-        level_change()
-    while state["previous"] > 0.0:
-        step(i, False)
-        i += 1
-    return state["total"] / state["count"] if state["count"] else math.nan
+    n = len(d.r.qids)
+    ideal = g.ideal  # positive ideal gains first, zero padded
+    width = ideal.shape[1]
+    n_ideal = (ideal > 0).sum(axis=1)
+    after = np.zeros((n, width + 1), dtype=np.float64)
+    after[:, :width] = ideal
+    change = after[:, 1:] != after[:, :-1]  # column c: the ideal gain changes at rank c + 1
+    ideal_dcg = _discounted(ideal)  # column c: ideal DCG of the first c + 1
+    dcg = _discounted(g.results)
+    last = _last(dcg)
+    if dcg.shape[1]:
+        at = dcg[:, np.minimum(np.arange(1, width + 1), dcg.shape[1]) - 1]  # past the ranking it stays the same
+    else:
+        at = np.zeros((n, width))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = row_sums(np.where(change, at / ideal_dcg, 0.0))
+        count = change.sum(axis=1)
+        extra = (d.num_ret > n_ideal + 1) & (n_ideal > 0)
+        whole = last / ideal_dcg[np.arange(n), np.maximum(n_ideal - 1, 0)] if width else np.zeros(n)
+        total = np.where(extra, total + whole, total)
+        count = count + extra
+        value = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    return [Output(params.suffix("Rndcg"), np.where(d.num_rel > 0, value, 0.0))]
 
 
 def _g(d: Derived, params: RawParams) -> list[Output]:

@@ -266,6 +266,35 @@ def row_sums(values: np.ndarray) -> np.ndarray:
     return np.cumsum(values, axis=1)[:, -1]
 
 
+def discounted(gains: np.ndarray) -> np.ndarray:
+    """Running DCG: gain / log2(rank + 1), summed left to right as trec_eval's loops add."""
+    if gains.shape[1] == 0:
+        return np.zeros((gains.shape[0], 0))
+    disc = log2_table(gains.shape[1] + 1)[2:]
+    contrib = np.where(gains != 0, gains / disc, 0.0)
+    return np.cumsum(contrib, axis=1)
+
+
+def stretched(running: np.ndarray, width: int) -> np.ndarray:
+    """A running sum (DCG, counts) carried on to `width` columns: past its last rank it stays the same,
+    as summing zero gains would leave it."""
+    if running.shape[1] >= width:
+        return running
+    out = np.empty((running.shape[0], width), dtype=running.dtype)
+    out[:, : running.shape[1]] = running
+    out[:, running.shape[1]:] = running[:, -1:] if running.shape[1] else 0
+    return out
+
+
+def sums_at(mask: np.ndarray, values: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """Each row's sum, left to right, of `values(rows, cols)` at the cells of `mask` (0 elsewhere): the terms
+    are computed only where a measure adds one (relevant documents are few), summed as `row_sums` does."""
+    rows, cols = np.nonzero(mask)
+    terms = np.zeros(mask.shape, dtype=np.float64)
+    terms[rows, cols] = values(rows, cols)
+    return row_sums(terms)
+
+
 class Gains:
     """trec_eval's gain table: gain per grade (default: the grade), ideal gain per rank."""
 
@@ -286,6 +315,16 @@ class Gains:
         g[valid] = table[rel[valid]]
         self.results = g  # [topic, rank] gain of each retrieved document
         self.ideal = self._ideal(levels, table)
+
+    @cached_property
+    def dcg(self) -> np.ndarray:
+        """[topic, rank] DCG of the results down to each rank (shared by the nDCG families)."""
+        return discounted(self.results)
+
+    @cached_property
+    def ideal_dcg(self) -> np.ndarray:
+        """[topic, rank] DCG of the ideal ranking down to each rank."""
+        return discounted(self.ideal)
 
     @staticmethod
     def _ideal(levels: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -322,5 +361,5 @@ __all__ = [
     "PAD", "Derived", "Family", "Output", "REGISTRY", "TABLE_ORDER", "register", "safe_divide", "divide_once_found",
     "row_sums", "long_cutoffs", "double_cutoffs", "pairs_params", "doubles_params", "no_params",
     "RawParams", "c_atol", "c_atof", "MEAN", "SUM", "GEOMETRIC", "NONE", "RUNID", "NUM_Q", "DOUBLE", "LONG", "STRING",
-    "MIN_GEO_MEAN", "log2_table", "pad_to",
+    "MIN_GEO_MEAN", "log2_table", "pad_to", "discounted", "stretched", "sums_at",
 ]

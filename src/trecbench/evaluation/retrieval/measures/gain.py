@@ -9,20 +9,11 @@ import numpy as np
 from trecbench.evaluation.retrieval.rankings import PAD
 
 from .base import (
-    Derived, Family, Output, RawParams, long_cutoffs, log2_table, no_params, pad_to, pairs_params, register,
+    Derived, Family, Output, RawParams, long_cutoffs, log2_table, no_params, pad_to, pairs_params, register, stretched, sums_at,
     divide_once_found, row_sums, safe_divide,
 )
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-
-
-def _discounted(gains: np.ndarray) -> np.ndarray:
-    """running DCG: gain / log2(rank + 1), summed left to right."""
-    if gains.shape[1] == 0:
-        return np.zeros((gains.shape[0], 0))
-    disc = log2_table(gains.shape[1] + 1)[2:]
-    contrib = np.where(gains != 0, gains / disc, 0.0)
-    return np.cumsum(contrib, axis=1)
 
 
 def _last(matrix: np.ndarray) -> np.ndarray:
@@ -31,15 +22,15 @@ def _last(matrix: np.ndarray) -> np.ndarray:
 
 def _ndcg(d: Derived, params: RawParams) -> list[Output]:
     g = d.gains(params.pairs)
-    dcg = _last(_discounted(g.results))
-    ideal = _last(_discounted(g.ideal))
+    dcg = _last(g.dcg)
+    ideal = _last(g.ideal_dcg)
     return [Output(params.suffix("ndcg"), safe_divide(dcg, ideal))]
 
 
 def _ndcg_cut(d: Derived, cutoffs) -> list[Output]:
     g = d.gains()
-    dcg = _discounted(g.results)
-    ideal = _discounted(g.ideal)
+    dcg = g.dcg
+    ideal = g.ideal_dcg
     out = []
     for k in cutoffs:
         num = d.at(dcg, k) if dcg.shape[1] else np.zeros(len(d.r.qids))
@@ -56,16 +47,14 @@ def _at_clipped(matrix: np.ndarray, k) -> np.ndarray:
 
 def _ndcg_rel(d: Derived, params: RawParams) -> list[Output]:
     g = d.gains(params.pairs)
-    width = max(d.r.depth, g.ideal.shape[1], 1)
-    dcg = _discounted(pad_to(g.results, width))
-    ideal = _discounted(pad_to(g.ideal, width))
+    ideal = stretched(g.ideal_dcg, max(d.r.depth, g.ideal.shape[1], 1))
     positive = (g.results > 0) & (d.rel != PAD)
     with np.errstate(divide="ignore", invalid="ignore"):
-        at_rel = np.where(pad_to(positive, width), dcg / ideal, 0.0)
-        total = row_sums(at_rel)
+        # only the ranks of positive gains add: the zeros after the ranking leave the sum as it is
+        total = row_sums(np.where(positive, g.dcg / ideal[:, : d.r.depth], 0.0))
         n_ideal = (g.ideal > 0).sum(axis=1)
         missed = (n_ideal - positive.sum(axis=1)).astype(np.float64)
-        total = total + missed * _last(dcg) / _last(ideal)
+        total = total + missed * _last(g.dcg) / _last(ideal)
     value = np.where(total > 0, total / np.where(n_ideal > 0, n_ideal, 1), 0.0)
     return [Output(params.suffix("ndcg_rel"), value)]
 
@@ -83,8 +72,8 @@ def _rndcg(d: Derived, params: RawParams) -> list[Output]:
     after = np.zeros((n, width + 1), dtype=np.float64)
     after[:, :width] = ideal
     change = after[:, 1:] != after[:, :-1]  # column c: the ideal gain changes at rank c + 1
-    ideal_dcg = _discounted(ideal)  # column c: ideal DCG of the first c + 1
-    dcg = _discounted(g.results)
+    ideal_dcg = g.ideal_dcg  # column c: ideal DCG of the first c + 1
+    dcg = g.dcg
     last = _last(dcg)
     if dcg.shape[1]:
         at = dcg[:, np.minimum(np.arange(1, width + 1), dcg.shape[1]) - 1]  # past the ranking it stays the same
@@ -108,9 +97,12 @@ def _g(d: Derived, params: RawParams) -> list[Output]:
     cost = np.cumsum(np.where(ideal >= 1.0, ideal, 1.0), axis=1)
     results = pad_to(g.results, width)
     got = np.cumsum(results, axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        contrib = np.where(results != 0, results / np.log2((2 + cost) - got), 0.0)
-    total = row_sums(contrib)
+
+    def term(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return results[rows, cols] / np.log2((2 + cost[rows, cols]) - got[rows, cols])
+
+    total = sums_at(results != 0, term)
     sum_ideal = row_sums(np.where(g.ideal > 0, g.ideal, 0.0)) if g.ideal.shape[1] else np.zeros(len(total))
     return [Output(params.suffix("G"), safe_divide(total, sum_ideal))]
 
@@ -118,11 +110,10 @@ def _g(d: Derived, params: RawParams) -> list[Output]:
 def _bing(d: Derived, _p) -> list[Output]:
     if d.r.depth == 0:
         return [Output("binG", np.zeros(len(d.r.qids)))]
-    i = np.arange(d.r.depth)[None, :]
-    arg = 3 + i - d.relcum
-    table = log2_table(int(arg.max()) + 1)
-    contrib = np.where(d.isrel, 1.0 / table[np.clip(arg, 0, None)], 0.0)
-    return [Output("binG", divide_once_found(row_sums(contrib), d.num_rel, d.isrel.any(axis=1)))]
+    table = log2_table(d.r.depth + 3)
+    # at a relevant document, 3 + rank - relevant so far = 2 + the non-relevant documents above it
+    total = sums_at(d.isrel, lambda rows, cols: 1.0 / table[3 + cols - d.relcum[rows, cols]])
+    return [Output("binG", divide_once_found(total, d.num_rel, d.isrel.any(axis=1)))]
 
 
 def _powers(p: float, n: int) -> np.ndarray:

@@ -13,7 +13,6 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterator, Union
 
@@ -96,6 +95,8 @@ def _direct(path: PathLike, target: Path, *, binary: bool, append: bool) -> Iter
 @contextlib.contextmanager
 def _replacing(path: PathLike, target: Path, *, binary: bool, append: bool) -> Iterator[IO[Any]]:
     """Write a temporary file beside `target` and rename it over `target` when complete."""
+    import tempfile  # only when a file is written: printing to standard output does not pay for it
+
     folder = target.parent if str(target.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)

@@ -1,7 +1,6 @@
 """Printing scores: trec_eval's exact text, an aligned table, CSV and JSON."""
 from __future__ import annotations
 
-import json
 from typing import IO
 
 from trecbench.helpers.messages import some
@@ -138,6 +137,8 @@ def write_json(results: list[RunScores], stream: IO[str], *, per_topic: bool) ->
                                      if s.per_topic and s.values is not None}
                                for i, qid in enumerate(res.topics)}
         doc.append(entry)
+    import json  # only for --format json
+
     json.dump(doc, stream, indent=2)
     stream.write("\n")
 

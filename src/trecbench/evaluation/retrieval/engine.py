@@ -85,10 +85,10 @@ def _summarise(family: Family, values: np.ndarray, kind: str, n_topics: int) -> 
         for v in values:
             total += math.log(max(float(v), MIN_GEO_MEAN))
         return math.exp(total / n_topics) if n_topics else 0.0
-    total = 0.0
-    for v in values:  # in topic order, one addition at a time, as trec_eval accumulates
-        total += float(v)
-    return total / n_topics if n_topics else 0.0
+    if not n_topics:
+        return 0.0
+    # in topic order, one addition at a time, as trec_eval accumulates (cumsum adds left to right)
+    return float(np.cumsum(values, dtype=np.float64)[-1]) / n_topics
 
 
 @dataclass(frozen=True)

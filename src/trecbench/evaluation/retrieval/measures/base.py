@@ -288,10 +288,12 @@ def stretched(running: np.ndarray, width: int) -> np.ndarray:
 
 def sums_at(mask: np.ndarray, values: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
     """Each row's sum, left to right, of `values(rows, cols)` at the cells of `mask` (0 elsewhere): the terms
-    are computed only where a measure adds one (relevant documents are few), summed as `row_sums` does."""
+    are computed only where a measure adds one (relevant documents are few) and summed as `row_sums` does,
+    each row's terms moved to its front (the zeros between them would leave each partial sum as it is)."""
     rows, cols = np.nonzero(mask)
-    terms = np.zeros(mask.shape, dtype=np.float64)
-    terms[rows, cols] = values(rows, cols)
+    counts = np.bincount(rows, minlength=mask.shape[0])
+    terms = np.zeros((mask.shape[0], int(counts.max()) if len(counts) else 0), dtype=np.float64)
+    terms[rows, np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)] = values(rows, cols)
     return row_sums(terms)
 
 

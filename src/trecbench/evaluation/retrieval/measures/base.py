@@ -311,11 +311,9 @@ class Gains:
                 table[level] = gain
         self.table = table
         self.explicit = explicit
-        rel = d.rel
-        g = np.zeros(rel.shape, dtype=np.float64)
-        valid = (rel >= 0) & (rel <= top)
-        g[valid] = table[rel[valid]]
-        self.results = g  # [topic, rank] gain of each retrieved document
+        # the gain of each value in the rankings, from PAD (-3) up: 0 for PAD, NONPOOL and UNJUDGED
+        of_value = np.concatenate((np.zeros(-PAD), table))
+        self.results = of_value[d.rel - PAD]  # [topic, rank] gain of each retrieved document
         self.ideal = self._ideal(levels, table)
 
     @cached_property
@@ -340,9 +338,10 @@ class Gains:
         lengths = counts.sum(axis=1)
         width = int(lengths.max()) if n_topics and len(positive) else 0
         ideal = np.zeros((n_topics, width), dtype=np.float64)
-        for t in range(n_topics):
-            if lengths[t]:
-                ideal[t, : lengths[t]] = np.repeat(gain_of[positive], counts[t])
+        # each topic's positive grades in that order, each as often as the topic has it
+        values = np.repeat(np.tile(gain_of[positive], n_topics), counts.ravel())
+        rows = np.repeat(np.arange(n_topics), lengths)
+        ideal[rows, np.arange(len(values)) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = values
         return ideal
 
 

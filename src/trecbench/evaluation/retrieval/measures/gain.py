@@ -51,7 +51,7 @@ def _ndcg_rel(d: Derived, params: RawParams) -> list[Output]:
     positive = (g.results > 0) & (d.rel != PAD)
     with np.errstate(divide="ignore", invalid="ignore"):
         # only the ranks of positive gains add: the zeros after the ranking leave the sum as it is
-        total = row_sums(np.where(positive, g.dcg / ideal[:, : d.r.depth], 0.0))
+        total = sums_at(positive, lambda rows, cols: g.dcg[rows, cols] / ideal[rows, cols])
         n_ideal = (g.ideal > 0).sum(axis=1)
         missed = (n_ideal - positive.sum(axis=1)).astype(np.float64)
         total = total + missed * _last(g.dcg) / _last(ideal)

@@ -14,7 +14,7 @@ to trecbench's (one thread) within a round: on a shared machine absolute times a
 load, ratios within a round are what to compare. Byte code is compiled before the first round (as
 an installed package has it), so no tool pays for compiling.
 
-    python benchmarks/eval_speed.py [--cases mid,marco,small] [--repeat 3] [--tools trec_eval,pytrec_eval]
+    python benchmarks/eval_speed.py [--cases mid,marco,small] [--repeat 3] [--tools trec_eval,pytrec_eval,trecbench]
         [--data DIR]   # keep the generated files in DIR and reuse them (marco's take minutes to write)
 
 Where the time and the bytes go. On one 500-topic run of 500k lines (cProfile and per-step
@@ -219,8 +219,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default="mid,marco,small", help="comma-separated: " + ", ".join(CASES))
     ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds (at least 3 for a figure)")
-    ap.add_argument("--tools", default="", help="comma-separated prefixes of the peers to run (default: all); "
-                    "trecbench always runs")
+    ap.add_argument("--tools", default="", help="comma-separated prefixes of the tools to run (default: all); "
+                    "trecbench on one thread always runs")
     ap.add_argument("--data", default=None, help="keep the generated files here and reuse them")
     args = ap.parse_args()
     env = child_env()
@@ -236,7 +236,7 @@ def main() -> None:
             n_runs, n_topics, n_docs = CASES[case]
             print(f"\n{case}: {n_runs} runs x {n_topics} topics x {n_docs} docs ({mb:.0f} MB of runs)", flush=True)
             chosen = {tool: argv for tool, argv in tools(qrels, runs, trec_eval).items()
-                      if not wanted or tool.startswith(("trecbench", *wanted))}
+                      if not wanted or tool == base or tool.startswith(tuple(wanted))}
             results = interleaved(chosen, env, args.repeat)
             ours = means(base, results[base][-1]["out"], runs)
             for tool, recs in results.items():

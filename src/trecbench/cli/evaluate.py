@@ -107,9 +107,7 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
       trecbench eval retrieval --qrels qrels.txt --qrels-spans corpus.jsonl --corpus-spans chunks.jsonl run.txt
       trecbench eval retrieval --qrels qrels.txt --qrels-spans corpus.jsonl --level document run.txt
     """
-    # Scoring uses no BLAS; starting OpenBLAS's threads costs more CPU than scoring a small run.
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    _reuse_freed_memory()
+    _lean_process()
     from trecbench.helpers.progress import progress_bar
     from trecbench.evaluation.retrieval import output as out
     from trecbench.evaluation.retrieval.names import MeasureError
@@ -151,13 +149,15 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
         click.echo(note, err=True)
 
 
-def _reuse_freed_memory() -> None:
-    """Keep the arrays numpy frees in the heap for the next ones (glibc's malloc; elsewhere nothing changes).
+def _lean_process() -> None:
+    """One OpenBLAS thread, and the arrays numpy frees kept in the heap for the next ones (glibc's malloc).
 
-    Scoring makes and drops matrices of a few MiB per block of topics; by default glibc maps each one
-    afresh and unmaps it when freed, and the kernel faults its pages in again every time: on one run of
-    500k lines that was 35k page faults, 0.1 s of system time, as much as trec_eval's whole system time.
+    Scoring uses no BLAS; starting OpenBLAS's threads costs more CPU than scoring a small run. Scoring
+    makes and drops matrices of a few MiB per block of topics; by default glibc maps each one afresh and
+    unmaps it when freed, and the kernel faults its pages in again every time: on one run of 500k lines
+    that was 35k page faults, 0.1 s of system time, as much as trec_eval's whole system time.
     """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import ctypes  # numpy imports it anyway
 
     try:

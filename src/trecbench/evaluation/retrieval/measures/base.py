@@ -229,6 +229,8 @@ class Derived:
         n = len(self.r.qids)
         if self.r.depth == 0:
             return np.zeros(n, dtype=matrix.dtype)
+        if isinstance(k, int):  # one cutoff for every topic (P_10, recall_100 ...): one column
+            return matrix[:, min(k, self.r.depth) - 1].copy() if k > 0 else np.zeros(n, dtype=matrix.dtype)
         k = np.broadcast_to(np.asarray(k, dtype=np.int64), (n,))
         col = np.clip(k, 1, self.r.depth) - 1
         out = matrix[np.arange(n), col]

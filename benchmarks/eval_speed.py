@@ -17,7 +17,8 @@ an installed package has it), so no tool pays for compiling.
     python benchmarks/eval_speed.py [--cases mid,marco,small] [--repeat 3] [--tools trec_eval,pytrec_eval,trecbench]
         [--data DIR]   # keep the generated files in DIR and reuse them (marco's take minutes to write)
 
-Where the time and the bytes go. On one 500-topic run of 500k lines (cProfile and per-step
+Where the time and the bytes went before 2026-12-02 (docs/speed.md has the current profile, -m all_trec's
+included). On one 500-topic run of 500k lines (cProfile and per-step
 process_time; pytrec_eval reads and scores it in about 0.7 s CPU): pandas' factorize on Arrow
 strings and pyarrow's CSV reader used to cost 0.6 s and pandas' import 0.7 s; now splitting the
 bytes into fields and parsing scores takes 0.20 s, the duplicate (topic, docid) check 0.04 s,

@@ -153,14 +153,18 @@ def no_params(raw: str | None) -> None:
 
 # ---- per-run derived arrays shared by the families ----
 
-_LOG2: list[float] = []
+_LOG2 = [np.zeros(0)]  # the table so far, read-only; replaced whole when a longer one is needed
 
 
 def log2_table(n: int) -> np.ndarray:
-    """log2(1..n) from the C library (math.log2), as trec_eval computes its discounts."""
-    while len(_LOG2) < n + 1:
-        _LOG2.append(math.log2(len(_LOG2)) if _LOG2 else -math.inf)
-    return np.asarray(_LOG2[: n + 1], dtype=np.float64)
+    """log2(0..n) from the C library (math.log2), as trec_eval computes its discounts (read-only). A longer
+    table is built whole and then swapped in, so threads scoring runs side by side never see half of one."""
+    if len(_LOG2[0]) < n + 1:
+        size = max(n + 1, 2 * len(_LOG2[0]))
+        table = np.array([-math.inf] + [math.log2(i) for i in range(1, size)], dtype=np.float64)
+        table.flags.writeable = False
+        _LOG2[0] = table
+    return _LOG2[0][: n + 1]
 
 
 class Derived:

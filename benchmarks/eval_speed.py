@@ -2,16 +2,23 @@
 
 Cases (synthetic, seeded: scores rounded to two decimals, so many ties; 300 graded judgments per topic):
   mid      20 runs x 500 topics x 1,000 documents
-  marco    5 runs x 6,980 topics x 1,000 documents (MS MARCO dev scale; one repeat unless --repeat)
-  tiny     1 run x 3 topics x 3 documents (start-up dominated)
+  marco    5 runs x 6,980 topics x 1,000 documents (MS MARCO dev scale)
+  small    1 run x 50 topics x 1,000 documents (start-up and reading dominate)
+  tiny     1 run x 3 topics x 3 documents (start-up only)
 Measures nDCG@10, R@100, AP. Each tool runs in its own process, timed end to end (start-up, reading
-every file, scoring every run) by /usr/bin/time: CPU seconds (user + system) and peak RSS. trecbench
-runs twice: with one thread (`--threads 1`) and with one per core. The best of `--repeat` runs is
-kept. On a shared machine compare CPU seconds (the load average during each run is printed).
+every file, scoring every run) by /usr/bin/time: CPU seconds (user + system of the child) and peak
+RSS. trecbench runs twice: with one thread (`--threads 1`) and with one per core. The tools run
+interleaved (A B C ... A B C ...) for `--repeat` rounds; each round prints every tool's CPU, peak RSS
+and the load average beside it, then the medians, and last each tool's median ratio of CPU seconds
+to trecbench's (one thread) within a round: on a shared machine absolute times are inflated by the
+load, ratios within a round are what to compare. Byte code is compiled before the first round (as
+an installed package has it), so no tool pays for compiling.
 
-    python benchmarks/eval_speed.py [--cases mid,marco,tiny] [--repeat 3] [--tools trecbench,pytrec_eval]
+    python benchmarks/eval_speed.py [--cases mid,marco,small] [--repeat 3] [--tools trec_eval,pytrec_eval,trecbench]
+        [--data DIR]   # keep the generated files in DIR and reuse them (marco's take minutes to write)
 
-Where the time and the bytes go. On one 500-topic run of 500k lines (cProfile and per-step
+Where the time and the bytes went before 2026-12-02 (docs/speed.md has the current profile, -m all_trec's
+included). On one 500-topic run of 500k lines (cProfile and per-step
 process_time; pytrec_eval reads and scores it in about 0.7 s CPU): pandas' factorize on Arrow
 strings and pyarrow's CSV reader used to cost 0.6 s and pandas' import 0.7 s; now splitting the
 bytes into fields and parsing scores takes 0.20 s, the duplicate (topic, docid) check 0.04 s,
@@ -31,9 +38,11 @@ one thread, 795 MiB on two.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -45,8 +54,7 @@ from timing import measure
 
 MEASURES = ["nDCG@10", "R@100", "AP"]
 TREC_EVAL = {"nDCG@10": "ndcg_cut_10", "R@100": "recall_100", "AP": "map"}
-CASES = {"mid": (20, 500, 1000), "marco": (5, 6980, 1000), "tiny": (1, 3, 3)}
-ONE_REPEAT = {"marco"}  # minutes per tool: measured once unless --repeat says otherwise
+CASES = {"mid": (20, 500, 1000), "marco": (5, 6980, 1000), "small": (1, 50, 1000), "tiny": (1, 3, 3)}
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -154,54 +162,100 @@ def means(tool: str, outputs: list[str], runs: list[Path]) -> dict[str, dict[str
     return {Path(k).stem: v for k, v in data.items()}
 
 
+def case_data(root: Path, case: str, keep: bool) -> tuple[Path, list[Path]]:
+    """The case's qrels and runs under `root`: made (seeded), or reused when `keep` and already there."""
+    n_runs, n_topics, n_docs = CASES[case]
+    folder = root / case
+    runs = [folder / f"run{r:02d}.txt" for r in range(n_runs)]
+    if keep and (folder / "done").exists():
+        return folder / "qrels.txt", runs
+    folder.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    qrels, runs = make_data(folder, n_runs, n_topics, n_docs)
+    (folder / "done").write_text(f"made in {time.perf_counter() - t0:.0f} s\n")
+    return qrels, runs
+
+
+def child_env() -> dict[str, str]:
+    """The environment every tool runs in: trecbench from this tree, byte code as an installed package has it."""
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(ROOT / "src")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    compileall.compile_dir(str(ROOT / "src"), quiet=1)
+    return env
+
+
+def interleaved(chosen: dict[str, list[list[str]]], env: dict, rounds: int) -> dict[str, list[dict]]:
+    """Each tool once per round, in turn (A B C, A B C ...); a row per tool and round as it ends."""
+    print(f"{'round':>5} {'tool':<24} {'CPU s':>8} {'wall s':>8} {'peak MiB':>9} {'load':>5}", flush=True)
+    results: dict[str, list[dict]] = {tool: [] for tool in chosen}
+    for i in range(rounds):
+        for tool, argv in chosen.items():
+            load = os.getloadavg()[0]
+            rec = measure(argv, env)
+            rec["load"] = round((load + os.getloadavg()[0]) / 2, 1)
+            results[tool].append(rec)
+            print(f"{i + 1:>5} {tool:<24} {rec['cpu']:>8.2f} {rec['wall']:>8.2f} {rec['peak_mib']:>9.0f} "
+                  f"{rec['load']:>5}", flush=True)
+    print("medians:")
+    for tool, recs in results.items():
+        print(f"{'':>5} {tool:<24} {statistics.median(r['cpu'] for r in recs):>8.2f} "
+              f"{statistics.median(r['wall'] for r in recs):>8.2f} "
+              f"{statistics.median(r['peak_mib'] for r in recs):>9.0f} "
+              f"{statistics.median(r['load'] for r in recs):>5}")
+    return results
+
+
+def median_ratios(results: dict[str, list[dict]], base: str) -> None:
+    """Each tool's CPU over `base`'s, per round, and their median (printed last)."""
+    for tool, recs in results.items():
+        if tool == base:
+            continue
+        ratios = [rec["cpu"] / ours["cpu"] for rec, ours in zip(recs, results[base])]
+        rss = statistics.median(rec["peak_mib"] / ours["peak_mib"] for rec, ours in zip(recs, results[base]))
+        print(f"{tool} / {base}: CPU x{statistics.median(ratios):.2f} median of {len(ratios)} rounds "
+              f"({', '.join(f'{r:.2f}' for r in ratios)}), peak RSS x{rss:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default="mid,marco,tiny", help="comma-separated: " + ", ".join(CASES))
-    ap.add_argument("--repeat", type=int, default=None,
-                    help="runs of each tool; the lowest CPU time is kept (default 3, marco 1)")
+    ap.add_argument("--cases", default="mid,marco,small", help="comma-separated: " + ", ".join(CASES))
+    ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds (at least 3 for a figure)")
     ap.add_argument("--tools", default="", help="comma-separated prefixes of the tools to run (default: all); "
-                    "trecbench and pytrec_eval always run")
+                    "trecbench on one thread always runs")
+    ap.add_argument("--data", default=None, help="keep the generated files here and reuse them")
     args = ap.parse_args()
-    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(ROOT / "src")}
+    env = child_env()
     wanted = [t for t in args.tools.split(",") if t]
+    base = "trecbench, 1 thread"
+    print(f"eval_speed {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit()}, "
+          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         trec_eval = trec_eval_binary(Path(tmp))
         for case in args.cases.split(","):
-            n_runs, n_topics, n_docs = CASES[case]
-            folder = Path(tmp) / case
-            folder.mkdir()
-            t0 = time.perf_counter()
-            qrels, runs = make_data(folder, n_runs, n_topics, n_docs)
+            qrels, runs = case_data(Path(args.data or tmp), case, args.data is not None)
             mb = sum(p.stat().st_size for p in runs) / 1e6
-            print(f"\n{case}: {n_runs} runs x {n_topics} topics x {n_docs} docs ({mb:.0f} MB of runs, "
-                  f"made in {time.perf_counter() - t0:.0f} s)", flush=True)
+            n_runs, n_topics, n_docs = CASES[case]
+            print(f"\n{case}: {n_runs} runs x {n_topics} topics x {n_docs} docs ({mb:.0f} MB of runs)", flush=True)
             chosen = {tool: argv for tool, argv in tools(qrels, runs, trec_eval).items()
-                      if not wanted or tool.startswith(("trecbench", "pytrec_eval", *wanted))}
-            repeat = args.repeat if args.repeat is not None else (1 if case in ONE_REPEAT else 3)
-            results = {}
-            for _ in range(repeat):  # interleaved, so a busy moment does not hit one tool only
-                for tool, argv in chosen.items():
-                    load = os.getloadavg()[0]
-                    rec = measure(argv, env)
-                    rec["load"] = round((load + os.getloadavg()[0]) / 2, 1)
-                    if tool not in results or rec["cpu"] < results[tool]["cpu"]:
-                        results[tool] = rec
-            print(f"{'tool':<22} {'CPU s':>8} {'wall s':>8} {'peak MiB':>9} {'load':>5}")
-            for tool, rec in results.items():
-                print(f"{tool:<22} {rec['cpu']:>8.2f} {rec['wall']:>8.2f} {rec['peak_mib']:>9.0f} {rec['load']:>5}")
-            ours = means("trecbench, 1 thread", results["trecbench, 1 thread"]["out"], runs)
-            for tool, rec in results.items():
-                worst = max(abs(values[m] - ours[run][m]) for run, values in means(tool, rec["out"], runs).items()
+                      if not wanted or tool == base or tool.startswith(tuple(wanted))}
+            results = interleaved(chosen, env, args.repeat)
+            ours = means(base, results[base][-1]["out"], runs)
+            for tool, recs in results.items():
+                worst = max(abs(values[m] - ours[run][m]) for run, values in means(tool, recs[-1]["out"], runs).items()
                             for m in MEASURES)
                 note = " (it prints 4 decimals)" if tool.startswith("trec_eval") else ""
                 print(f"largest difference of {tool}'s means from trecbench's: {worst:.1e}{note}")
-            base = results["pytrec_eval"]
-            for tool in (t for t in results if t.startswith("trecbench")):
-                rec = results[tool]
-                print(f"{tool} vs pytrec_eval: CPU x{rec['cpu'] / base['cpu']:.2f} (target <= 1 with 1 thread), "
-                      f"peak RSS x{rec['peak_mib'] / base['peak_mib']:.2f} (target <= 1.5), "
-                      f"{rec['peak_mib'] / 1024:.2f} GiB")
-            shutil.rmtree(folder)
+            median_ratios(results, base)
+            if args.data is None:
+                shutil.rmtree(Path(tmp) / case)
+
+
+def commit() -> str:
+    """The commit of this tree (with `+` when it has changes), for the figures quoted from a run."""
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True)
+    return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
 
 
 if __name__ == "__main__":

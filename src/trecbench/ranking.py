@@ -48,8 +48,9 @@ def trec_eval_order(topic: np.ndarray, scores: np.ndarray, doc: Ids, version: in
     if (( topic[1:] == topic[:-1]) & (score[1:] > score[:-1])).any():
         rows = np.arange(n) if by_topic is None else by_topic
         return rows[np.lexsort((*sort_order(doc.take(rows), descending=True), -score, topic))]
-    order = np.arange(n) if by_topic is None else by_topic
-    return order[break_ties(topic, score, doc.take(order))]
+    if by_topic is None:  # in file order already: the docids need no copy
+        return break_ties(topic, score, doc)
+    return by_topic[break_ties(topic, score, doc.take(by_topic))]
 
 
 def break_ties(topic: np.ndarray, score: np.ndarray, doc: Ids) -> np.ndarray:

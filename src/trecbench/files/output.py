@@ -13,11 +13,12 @@ import errno
 import os
 import stat
 import sys
-import tempfile
-from pathlib import Path
-from typing import IO, Any, Iterator, Union
+from typing import IO, TYPE_CHECKING, Any, Iterator, Union
 
 from trecbench.errors import InputError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -52,7 +53,7 @@ def open_output(path: PathLike | None, *, binary: bool = False, append: bool = F
         with _written(sys.stdout.buffer if binary else sys.stdout, "standard output") as out:
             yield out
         return
-    target = _followed(Path(path))
+    target = _target(path)
     kind = "other" if target.is_symlink() else _kind(target)
     if kind == "folder":
         raise InputError(str(path), 0, "cannot write the file: it is a folder")
@@ -96,7 +97,9 @@ def _direct(path: PathLike, target: Path, *, binary: bool, append: bool) -> Iter
 @contextlib.contextmanager
 def _replacing(path: PathLike, target: Path, *, binary: bool, append: bool) -> Iterator[IO[Any]]:
     """Write a temporary file beside `target` and rename it over `target` when complete."""
-    folder = target.parent if str(target.parent) else Path(".")
+    import tempfile  # only when a file is written: printing to standard output does not pay for it
+
+    folder = target.parent if str(target.parent) else type(target)(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as e:
@@ -136,7 +139,7 @@ def check_writable(path: PathLike | None) -> None:
     file without write permission, a device or FIFO that cannot be opened for writing."""
     if path is None or str(path) == "-":
         return
-    target = _followed(Path(path))
+    target = _target(path)
     kind = "other" if target.is_symlink() else _kind(target)
     if kind == "folder":
         raise InputError(str(path), 0, "cannot write the file: it is a folder")
@@ -144,7 +147,7 @@ def check_writable(path: PathLike | None) -> None:
         if not os.access(target, os.W_OK):
             raise InputError(str(path), 0, "cannot write the file: permission denied")
         return
-    folder = target.parent if str(target.parent) else Path(".")
+    folder = target.parent if str(target.parent) else type(target)(".")
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "no folder"
         raise InputError(str(path), 0, f"cannot write the file: {what} {str(folder)!r}")
@@ -161,6 +164,14 @@ def _why_not(folder: Path) -> str:
     return os.strerror(errno.EROFS) if read_only else "permission denied"
 
 
+def _target(path: PathLike) -> Path:
+    """The file to write for `path` (see `_followed`); pathlib is imported only when a file is written, so
+    printing to standard output does not pay for it."""
+    from pathlib import Path
+
+    return _followed(Path(path))
+
+
 def _followed(path: Path) -> Path:
     """What to write: the file a symbolic link (or a chain of them) names, so that the link is kept and its
     target replaced; `path` itself for anything else, and for the kernel's own links (/dev/stdout,
@@ -168,7 +179,7 @@ def _followed(path: Path) -> Path:
     if not path.is_symlink():
         return path
     real = os.path.realpath(path)
-    return path if real.startswith("/proc/") else Path(real)
+    return path if real.startswith("/proc/") else type(path)(real)
 
 
 def _kind(target: Path) -> str:

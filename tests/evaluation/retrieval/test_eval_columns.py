@@ -159,6 +159,24 @@ def test_scoring_one_run_from_the_cli_imports_neither_pandas_nor_ir_measures(tmp
     assert out.strip().splitlines()[-1] == "[]"
 
 
+def test_scoring_in_blocks_of_topics_to_standard_output_imports_no_module_scoring_does_not_need(tmp_path):
+    # numpy.ma (which np.unique imports), json (--format json only), tempfile and pathlib (writing a file only)
+    (tmp_path / "qrels.txt").write_text("".join(f"{t} 0 d{d} {d % 3}\n" for t in range(4) for d in range(6)))
+    (tmp_path / "run.txt").write_text("".join(f"{t} Q0 d{d} {d + 1} {10 - d} r\n" for t in range(4) for d in range(8)))
+    code = ("import sys\n"
+            "from trecbench.evaluation.retrieval import engine\n"
+            "engine.score_run.__kwdefaults__['slice_lines'] = 8  # a block per topic, as for a large run\n"
+            "from trecbench.cli import cli\n"
+            "try:\n    cli(['eval', 'retrieval', '--qrels', sys.argv[1], sys.argv[2], '-m', 'all_trec',"
+            " '--format', 'trec_eval'])\n"
+            "except SystemExit:\n    pass\n"
+            "print([m for m in ('numpy.ma', 'json', 'tempfile', 'pathlib') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt")],
+                         capture_output=True, text=True, check=True).stdout
+    assert "num_q                 \tall\t4" in out
+    assert out.strip().splitlines()[-1] == "[]"
+
+
 def test_threads_option_gives_the_same_numbers(tmp_path, cli_run):
     (tmp_path / "qrels.txt").write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n")
     paths = []

@@ -12,7 +12,8 @@ def judged_at(d: Derived, k: int | None) -> np.ndarray:
 
     As in ir-measures, a run with fewer than k documents is divided by its length.
     """
-    judged = np.cumsum((d.rel != NONPOOL) & (d.rel != PAD), axis=1)
+    top = d.rel if k is None else d.rel[:, :k]  # only the top k count
+    judged = np.cumsum((top != NONPOOL) & (top != PAD), axis=1)
     n = len(d.r.qids)
     if d.r.depth == 0:
         return np.zeros(n)

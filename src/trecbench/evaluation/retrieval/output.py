@@ -1,7 +1,6 @@
 """Printing scores: trec_eval's exact text, an aligned table, CSV and JSON."""
 from __future__ import annotations
 
-import json
 from typing import IO
 
 from trecbench.helpers.messages import some
@@ -25,16 +24,28 @@ def trec_eval_lines(res: RunScores, *, per_topic: bool, version: int, summary: b
     `summary` (trec_eval -n) no `all` row, and so no runid line either."""
     lines = []
     if per_topic:
+        shown = [s for s in res.scores if s.per_topic and s.values is not None and s.family != "num_q"]
+        # each measure's values formatted at once, as trec_eval_value formats one
+        heads = ["%-22s\t" % _te_name(s) for s in shown]
+        cells = [_per_topic_cells(s) for s in shown]
+        missing = set(res.missing) if version < 10 else set()  # trec_eval 9 averages them in, prints no row
         for i, qid in enumerate(res.topics):
-            if version < 10 and qid in res.missing:
-                continue  # trec_eval 9 averages missing topics in but prints no row for them
-            for s in res.scores:
-                if s.per_topic and s.values is not None and s.family != "num_q":
-                    lines.append("%-22s\t%s\t%s" % (_te_name(s), qid, trec_eval_value(s.values[i], s.kind, False)))
+            if qid not in missing:
+                lines.extend([f"{head}{qid}\t{column[i]}" for head, column in zip(heads, cells)])
     for s in res.scores if summary else ():
         if s.in_summary:
             lines.append("%-22s\t%s\t%s" % (_te_name(s), "all", trec_eval_value(s.summary, s.kind, True)))
     return lines
+
+
+def _per_topic_cells(s: Score) -> list[str]:
+    """A measure's per-topic values as `trec_eval_value` prints them, all at once."""
+    values = s.values.tolist() if s.values is not None else []
+    if s.kind == LONG:
+        return [str(int(v)) for v in values]
+    if s.kind == STRING:
+        return [f"'{v}'" for v in values]
+    return ["%6.4f" % v if v == v else "%6s" % "-nan" for v in values]
 
 
 def _te_name(s: Score) -> str:
@@ -138,6 +149,8 @@ def write_json(results: list[RunScores], stream: IO[str], *, per_topic: bool) ->
                                      if s.per_topic and s.values is not None}
                                for i, qid in enumerate(res.topics)}
         doc.append(entry)
+    import json  # only for --format json
+
     json.dump(doc, stream, indent=2)
     stream.write("\n")
 

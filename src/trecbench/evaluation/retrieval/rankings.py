@@ -205,8 +205,8 @@ def topic_slices(run: RunColumns, qrels: QrelsTable, lines: int = SLICE_LINES) -
     if len(run.score) <= lines:
         return [None], None
     first, lengths, rows, unjudged = _stretches(run.qid, qrels.topics)
-    judged = rows[rows >= 0]
-    if len(np.unique(judged)) == len(judged):
+    judged = np.sort(rows[rows >= 0])
+    if not (judged[1:] == judged[:-1]).any():  # each topic in one stretch (np.unique would import numpy.ma)
         block = (first // lines)  # block of each stretch, by where it starts
         cut = np.flatnonzero(np.diff(block)) + 1
         starts = np.concatenate(([0], first[cut]))
@@ -252,20 +252,22 @@ def form_rankings(
     if not keep.all():
         qrow, score, doc = qrow[keep], score[keep], doc.take(np.flatnonzero(keep))
     order = trec_eval_order(qrow, score, doc, version)
-    qrow, doc = qrow[order], doc.take(order)
+    # grade of each line: (topic, docid) looked up in the qrels in file order, then ranked with the lines
+    # (a permutation of integers, not a copy of the docids)
+    line = qrels.judgments.find(qrow, doc)[order]
+    qrow = qrow[order]
     # rows are in topic order now: each topic is one stretch
     starts = np.flatnonzero(np.concatenate(([True], qrow[1:] != qrow[:-1]))) if len(qrow) else np.zeros(0, np.int64)
     present = qrow[starts]
     counts = np.diff(np.append(starts, len(qrow)))
     pos = np.arange(len(qrow)) - np.repeat(starts, counts)
+    cut = None
     if depth is not None and len(counts) and counts.max() > depth:
-        cut = pos < depth
-        qrow, pos, doc = qrow[cut], pos[cut], doc.take(np.flatnonzero(cut))
+        cut = np.flatnonzero(pos < depth)
+        qrow, pos, line = qrow[cut], pos[cut], line[cut]
         counts = np.minimum(counts, depth)
     row = np.repeat(np.arange(len(present)), counts)
     width = int(counts.max()) if len(counts) else 0
-    # grade of each retrieved document: look (topic, docid) up in the qrels
-    line = qrels.judgments.find(qrow, doc)
     found = line >= 0
     grades = np.full(len(line), NONPOOL, dtype=np.int64)
     grades[found] = qrels.grades[line[found]]
@@ -274,7 +276,8 @@ def form_rankings(
     rel[row, pos] = grades
     docs = np.empty((0, 0), dtype=object)
     if keep_docids:
+        ranked = doc.take(order if cut is None else order[cut])
         docs = np.full((len(present), width), "", dtype=object)
-        docs[row, pos] = np.array(doc.strings(), dtype=object)
+        docs[row, pos] = np.array(ranked.strings(), dtype=object)
     return Rankings(qrels.qids[present], rel, counts.astype(np.int64), docs, qrels, present, qrels.rel_level,
                     unjudged)

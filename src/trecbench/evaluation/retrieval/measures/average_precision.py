@@ -9,7 +9,7 @@ from trecbench.evaluation.retrieval.rankings import UNJUDGED
 
 from .base import (
     GEOMETRIC, Derived, Family, Output, RawParams, double_cutoffs, doubles_params, long_cutoffs, no_params,
-    divide_once_found, register, row_sums, safe_divide,
+    divide_once_found, register, safe_divide, sums_at,
 )
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -47,8 +47,15 @@ def _recip_rank(d: Derived, _p) -> list[Output]:
     return [Output("recip_rank", np.where(found, 1.0 / (first + 1.0), 0.0))]
 
 
-def _judged_walk(d: Derived):
+def _judged_walk(d: Derived) -> tuple[np.ndarray, np.ndarray]:
     """Counts trec_eval's bpref/infAP loop keeps: judged non-relevant and pooled-unjudged seen before each rank."""
+    cache = d.__dict__
+    if "_judged_walk" not in cache:
+        cache["_judged_walk"] = _judged_counts(d)
+    return cache["_judged_walk"]
+
+
+def _judged_counts(d: Derived) -> tuple[np.ndarray, np.ndarray]:
     rel = d.rel
     nonrel = (rel >= 0) & (rel < d.level)
     unjudged = rel == UNJUDGED
@@ -58,14 +65,25 @@ def _judged_walk(d: Derived):
 
 
 def _bpref(d: Derived, _p) -> list[Output]:
+    cache = d.__dict__
+    if "_bpref" not in cache:  # gm_bpref is its geometric mean
+        cache["_bpref"] = _bpref_values(d)
+    return [Output("bpref", cache["_bpref"])]
+
+
+def _bpref_values(d: Derived) -> np.ndarray:
     nonrel_before, _ = _judged_walk(d)
-    R = d.num_rel[:, None].astype(np.float64)
-    N = d.num_nonrel[:, None].astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        frac = np.minimum(nonrel_before, R) / np.minimum(N, R)
-    term = np.where(nonrel_before > 0, 1.0 - frac, 1.0)
-    term = np.where(d.judged_rel, term, 0.0)
-    return [Output("bpref", safe_divide(row_sums(term), d.num_rel))]
+    R = d.num_rel.astype(np.float64)
+    N = d.num_nonrel.astype(np.float64)
+
+    def term(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        before = nonrel_before[rows, cols]
+        r = R[rows]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.minimum(before, r) / np.minimum(N[rows], r)
+        return np.where(before > 0, 1.0 - frac, 1.0)
+
+    return safe_divide(sums_at(d.judged_rel, term), d.num_rel)
 
 
 def _gm_bpref(d: Derived, p) -> list[Output]:
@@ -74,16 +92,20 @@ def _gm_bpref(d: Derived, p) -> list[Output]:
 
 def _infap(d: Derived, _p) -> list[Output]:
     nonrel_before, unjudged_before = _judged_walk(d)
-    rel_so_far = np.cumsum(d.judged_rel, axis=1, dtype=np.float64)  # includes the document itself
-    j = np.arange(d.r.depth, dtype=np.float64)[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        seen = rel_so_far - 1 + nonrel_before + unjudged_before
-        term = (1.0 / (j + 1.0)
-                + (j / (j + 1.0)) * (seen / j)
-                * ((rel_so_far - 1 + INFAP_EPSILON) / (rel_so_far - 1 + nonrel_before + 2 * INFAP_EPSILON)))
-    term[:, :1] = 1.0
-    term = np.where(d.judged_rel, term, 0.0)
-    return [Output("infAP", safe_divide(row_sums(term), d.num_rel))]
+    rel_so_far_all = np.cumsum(d.judged_rel, axis=1, dtype=np.float64)  # includes the document itself
+
+    def term(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        rel_so_far = rel_so_far_all[rows, cols]
+        nonrel = nonrel_before[rows, cols]
+        j = cols.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            seen = rel_so_far - 1 + nonrel + unjudged_before[rows, cols]
+            value = (1.0 / (j + 1.0)
+                     + (j / (j + 1.0)) * (seen / j)
+                     * ((rel_so_far - 1 + INFAP_EPSILON) / (rel_so_far - 1 + nonrel + 2 * INFAP_EPSILON)))
+        return np.where(cols == 0, 1.0, value)
+
+    return [Output("infAP", safe_divide(sums_at(d.judged_rel, term), d.num_rel))]
 
 
 def _recall_cutoff(p: float, num_rel: np.ndarray, version: int) -> np.ndarray:

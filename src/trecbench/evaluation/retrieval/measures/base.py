@@ -153,14 +153,18 @@ def no_params(raw: str | None) -> None:
 
 # ---- per-run derived arrays shared by the families ----
 
-_LOG2: list[float] = []
+_LOG2 = [np.zeros(0)]  # the table so far, read-only; replaced whole when a longer one is needed
 
 
 def log2_table(n: int) -> np.ndarray:
-    """log2(1..n) from the C library (math.log2), as trec_eval computes its discounts."""
-    while len(_LOG2) < n + 1:
-        _LOG2.append(math.log2(len(_LOG2)) if _LOG2 else -math.inf)
-    return np.asarray(_LOG2[: n + 1], dtype=np.float64)
+    """log2(0..n) from the C library (math.log2), as trec_eval computes its discounts (read-only). A longer
+    table is built whole and then swapped in, so threads scoring runs side by side never see half of one."""
+    if len(_LOG2[0]) < n + 1:
+        size = max(n + 1, 2 * len(_LOG2[0]))
+        table = np.array([-math.inf] + [math.log2(i) for i in range(1, size)], dtype=np.float64)
+        table.flags.writeable = False
+        _LOG2[0] = table
+    return _LOG2[0][: n + 1]
 
 
 class Derived:
@@ -229,6 +233,8 @@ class Derived:
         n = len(self.r.qids)
         if self.r.depth == 0:
             return np.zeros(n, dtype=matrix.dtype)
+        if isinstance(k, int):  # one cutoff for every topic (P_10, recall_100 ...): one column
+            return matrix[:, min(k, self.r.depth) - 1].copy() if k > 0 else np.zeros(n, dtype=matrix.dtype)
         k = np.broadcast_to(np.asarray(k, dtype=np.int64), (n,))
         col = np.clip(k, 1, self.r.depth) - 1
         out = matrix[np.arange(n), col]
@@ -266,6 +272,37 @@ def row_sums(values: np.ndarray) -> np.ndarray:
     return np.cumsum(values, axis=1)[:, -1]
 
 
+def discounted(gains: np.ndarray) -> np.ndarray:
+    """Running DCG: gain / log2(rank + 1), summed left to right as trec_eval's loops add."""
+    if gains.shape[1] == 0:
+        return np.zeros((gains.shape[0], 0))
+    disc = log2_table(gains.shape[1] + 1)[2:]
+    contrib = np.where(gains != 0, gains / disc, 0.0)
+    return np.cumsum(contrib, axis=1)
+
+
+def stretched(running: np.ndarray, width: int) -> np.ndarray:
+    """A running sum (DCG, counts) carried on to `width` columns: past its last rank it stays the same,
+    as summing zero gains would leave it."""
+    if running.shape[1] >= width:
+        return running
+    out = np.empty((running.shape[0], width), dtype=running.dtype)
+    out[:, : running.shape[1]] = running
+    out[:, running.shape[1]:] = running[:, -1:] if running.shape[1] else 0
+    return out
+
+
+def sums_at(mask: np.ndarray, values: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """Each row's sum, left to right, of `values(rows, cols)` at the cells of `mask` (0 elsewhere): the terms
+    are computed only where a measure adds one (relevant documents are few) and summed as `row_sums` does,
+    each row's terms moved to its front (the zeros between them would leave each partial sum as it is)."""
+    rows, cols = np.nonzero(mask)
+    counts = np.bincount(rows, minlength=mask.shape[0])
+    terms = np.zeros((mask.shape[0], int(counts.max()) if len(counts) else 0), dtype=np.float64)
+    terms[rows, np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)] = values(rows, cols)
+    return row_sums(terms)
+
+
 class Gains:
     """trec_eval's gain table: gain per grade (default: the grade), ideal gain per rank."""
 
@@ -280,12 +317,20 @@ class Gains:
                 table[level] = gain
         self.table = table
         self.explicit = explicit
-        rel = d.rel
-        g = np.zeros(rel.shape, dtype=np.float64)
-        valid = (rel >= 0) & (rel <= top)
-        g[valid] = table[rel[valid]]
-        self.results = g  # [topic, rank] gain of each retrieved document
+        # the gain of each value in the rankings, from PAD (-3) up: 0 for PAD, NONPOOL and UNJUDGED
+        of_value = np.concatenate((np.zeros(-PAD), table))
+        self.results = of_value[d.rel - PAD]  # [topic, rank] gain of each retrieved document
         self.ideal = self._ideal(levels, table)
+
+    @cached_property
+    def dcg(self) -> np.ndarray:
+        """[topic, rank] DCG of the results down to each rank (shared by the nDCG families)."""
+        return discounted(self.results)
+
+    @cached_property
+    def ideal_dcg(self) -> np.ndarray:
+        """[topic, rank] DCG of the ideal ranking down to each rank."""
+        return discounted(self.ideal)
 
     @staticmethod
     def _ideal(levels: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -299,9 +344,10 @@ class Gains:
         lengths = counts.sum(axis=1)
         width = int(lengths.max()) if n_topics and len(positive) else 0
         ideal = np.zeros((n_topics, width), dtype=np.float64)
-        for t in range(n_topics):
-            if lengths[t]:
-                ideal[t, : lengths[t]] = np.repeat(gain_of[positive], counts[t])
+        # each topic's positive grades in that order, each as often as the topic has it
+        values = np.repeat(np.tile(gain_of[positive], n_topics), counts.ravel())
+        rows = np.repeat(np.arange(n_topics), lengths)
+        ideal[rows, np.arange(len(values)) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = values
         return ideal
 
 
@@ -322,5 +368,5 @@ __all__ = [
     "PAD", "Derived", "Family", "Output", "REGISTRY", "TABLE_ORDER", "register", "safe_divide", "divide_once_found",
     "row_sums", "long_cutoffs", "double_cutoffs", "pairs_params", "doubles_params", "no_params",
     "RawParams", "c_atol", "c_atof", "MEAN", "SUM", "GEOMETRIC", "NONE", "RUNID", "NUM_Q", "DOUBLE", "LONG", "STRING",
-    "MIN_GEO_MEAN", "log2_table", "pad_to",
+    "MIN_GEO_MEAN", "log2_table", "pad_to", "discounted", "stretched", "sums_at",
 ]

@@ -4,27 +4,16 @@ Gains default to the grade; `ndcg.1=3,2=9` style parameters override single grad
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from trecbench.evaluation.retrieval.rankings import PAD
 
 from .base import (
-    Derived, Family, Output, RawParams, long_cutoffs, log2_table, no_params, pad_to, pairs_params, register,
+    Derived, Family, Output, RawParams, long_cutoffs, log2_table, no_params, pad_to, pairs_params, register, stretched, sums_at,
     divide_once_found, row_sums, safe_divide,
 )
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-
-
-def _discounted(gains: np.ndarray) -> np.ndarray:
-    """running DCG: gain / log2(rank + 1), summed left to right."""
-    if gains.shape[1] == 0:
-        return np.zeros((gains.shape[0], 0))
-    disc = log2_table(gains.shape[1] + 1)[2:]
-    contrib = np.where(gains != 0, gains / disc, 0.0)
-    return np.cumsum(contrib, axis=1)
 
 
 def _last(matrix: np.ndarray) -> np.ndarray:
@@ -33,15 +22,15 @@ def _last(matrix: np.ndarray) -> np.ndarray:
 
 def _ndcg(d: Derived, params: RawParams) -> list[Output]:
     g = d.gains(params.pairs)
-    dcg = _last(_discounted(g.results))
-    ideal = _last(_discounted(g.ideal))
+    dcg = _last(g.dcg)
+    ideal = _last(g.ideal_dcg)
     return [Output(params.suffix("ndcg"), safe_divide(dcg, ideal))]
 
 
 def _ndcg_cut(d: Derived, cutoffs) -> list[Output]:
     g = d.gains()
-    dcg = _discounted(g.results)
-    ideal = _discounted(g.ideal)
+    dcg = g.dcg
+    ideal = g.ideal_dcg
     out = []
     for k in cutoffs:
         num = d.at(dcg, k) if dcg.shape[1] else np.zeros(len(d.r.qids))
@@ -58,68 +47,47 @@ def _at_clipped(matrix: np.ndarray, k) -> np.ndarray:
 
 def _ndcg_rel(d: Derived, params: RawParams) -> list[Output]:
     g = d.gains(params.pairs)
-    width = max(d.r.depth, g.ideal.shape[1], 1)
-    dcg = _discounted(pad_to(g.results, width))
-    ideal = _discounted(pad_to(g.ideal, width))
+    ideal = stretched(g.ideal_dcg, max(d.r.depth, g.ideal.shape[1], 1))
     positive = (g.results > 0) & (d.rel != PAD)
     with np.errstate(divide="ignore", invalid="ignore"):
-        at_rel = np.where(pad_to(positive, width), dcg / ideal, 0.0)
-        total = row_sums(at_rel)
+        # only the ranks of positive gains add: the zeros after the ranking leave the sum as it is
+        total = sums_at(positive, lambda rows, cols: g.dcg[rows, cols] / ideal[rows, cols])
         n_ideal = (g.ideal > 0).sum(axis=1)
         missed = (n_ideal - positive.sum(axis=1)).astype(np.float64)
-        total = total + missed * _last(dcg) / _last(ideal)
+        total = total + missed * _last(g.dcg) / _last(ideal)
     value = np.where(total > 0, total / np.where(n_ideal > 0, n_ideal, 1), 0.0)
     return [Output(params.suffix("ndcg_rel"), value)]
 
 
 def _rndcg(d: Derived, params: RawParams) -> list[Output]:
+    """trec_eval's walk, over all topics at once: the mean of nDCG at each rank i where the ideal gain changes
+    (its drop to 0 after the last ideal document included; the DCG of the first min(i, retrieved) results over
+    the ideal DCG of the first i), and, when more than one document is retrieved past that drop, once more
+    with the whole ranking's DCG; a topic with no such rank is 0/0 (NaN), one without relevant documents 0."""
     g = d.gains(params.pairs)
-    values = np.zeros(len(d.r.qids))
-    levels = d.r.rel_levels
-    for t in range(len(d.r.qids)):
-        if d.num_rel[t] > 0:
-            # trec_eval's gain levels of a topic: its grades up to the highest it has, and every given gain
-            graded = np.flatnonzero(levels[t])
-            used = [g.table[i] for i in range(graded[-1] + 1 if len(graded) else 0) if i not in g.explicit]
-            top = max(used + list(g.explicit.values()), default=0.0)
-            values[t] = _rndcg_topic(g.results[t], int(d.num_ret[t]), g.ideal[t][g.ideal[t] > 0], top)
-    return [Output(params.suffix("Rndcg"), values)]
-
-
-def _rndcg_topic(gains: np.ndarray, n_ret: int, ideal: np.ndarray, top_gain: float) -> float:
-    """trec_eval's walk: nDCG at each rank where the ideal gain changes (its drop to 0 included) and,
-    when documents remain after that drop, once more at the last retrieved document; 0/0 is NaN."""
-    log2 = log2_table(max(n_ret, len(ideal)) + 2)
-    state = {"dcg": 0.0, "ideal_dcg": 0.0, "total": 0.0, "count": 0, "previous": top_gain}
-
-    def level_change() -> None:  # one more nDCG value, if the ideal has gained anything yet
-        if state["ideal_dcg"] > 0.0:
-            state["total"] += state["dcg"] / state["ideal_dcg"]
-            state["count"] += 1
-
-    def step(i: int, with_result: bool) -> None:
-        current = float(ideal[i]) if i < len(ideal) else 0.0
-        if current != state["previous"]:
-            level_change()
-            state["previous"] = current
-        if with_result and gains[i] != 0:
-            state["dcg"] += gains[i] / log2[i + 2]
-        if current > 0.0:
-            state["ideal_dcg"] += current / log2[i + 2]
-
-    i = 0
-    while i < n_ret and state["previous"] > 0.0:
-        step(i, True)
-        i += 1
-    if i < n_ret:
-        for j in range(i, n_ret):
-            if gains[j] != 0:
-                state["dcg"] += gains[j] / log2[j + 2]
-        level_change()
-    while state["previous"] > 0.0:
-        step(i, False)
-        i += 1
-    return state["total"] / state["count"] if state["count"] else math.nan
+    n = len(d.r.qids)
+    ideal = g.ideal  # positive ideal gains first, zero padded
+    width = ideal.shape[1]
+    n_ideal = (ideal > 0).sum(axis=1)
+    after = np.zeros((n, width + 1), dtype=np.float64)
+    after[:, :width] = ideal
+    change = after[:, 1:] != after[:, :-1]  # column c: the ideal gain changes at rank c + 1
+    ideal_dcg = g.ideal_dcg  # column c: ideal DCG of the first c + 1
+    dcg = g.dcg
+    last = _last(dcg)
+    if dcg.shape[1]:
+        at = dcg[:, np.minimum(np.arange(1, width + 1), dcg.shape[1]) - 1]  # past the ranking it stays the same
+    else:
+        at = np.zeros((n, width))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = row_sums(np.where(change, at / ideal_dcg, 0.0))
+        count = change.sum(axis=1)
+        extra = (d.num_ret > n_ideal + 1) & (n_ideal > 0)
+        whole = last / ideal_dcg[np.arange(n), np.maximum(n_ideal - 1, 0)] if width else np.zeros(n)
+        total = np.where(extra, total + whole, total)
+        count = count + extra
+        value = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    return [Output(params.suffix("Rndcg"), np.where(d.num_rel > 0, value, 0.0))]
 
 
 def _g(d: Derived, params: RawParams) -> list[Output]:
@@ -129,9 +97,12 @@ def _g(d: Derived, params: RawParams) -> list[Output]:
     cost = np.cumsum(np.where(ideal >= 1.0, ideal, 1.0), axis=1)
     results = pad_to(g.results, width)
     got = np.cumsum(results, axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        contrib = np.where(results != 0, results / np.log2((2 + cost) - got), 0.0)
-    total = row_sums(contrib)
+
+    def term(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return results[rows, cols] / np.log2((2 + cost[rows, cols]) - got[rows, cols])
+
+    total = sums_at(results != 0, term)
     sum_ideal = row_sums(np.where(g.ideal > 0, g.ideal, 0.0)) if g.ideal.shape[1] else np.zeros(len(total))
     return [Output(params.suffix("G"), safe_divide(total, sum_ideal))]
 
@@ -139,11 +110,10 @@ def _g(d: Derived, params: RawParams) -> list[Output]:
 def _bing(d: Derived, _p) -> list[Output]:
     if d.r.depth == 0:
         return [Output("binG", np.zeros(len(d.r.qids)))]
-    i = np.arange(d.r.depth)[None, :]
-    arg = 3 + i - d.relcum
-    table = log2_table(int(arg.max()) + 1)
-    contrib = np.where(d.isrel, 1.0 / table[np.clip(arg, 0, None)], 0.0)
-    return [Output("binG", divide_once_found(row_sums(contrib), d.num_rel, d.isrel.any(axis=1)))]
+    table = log2_table(d.r.depth + 3)
+    # at a relevant document, 3 + rank - relevant so far = 2 + the non-relevant documents above it
+    total = sums_at(d.isrel, lambda rows, cols: 1.0 / table[3 + cols - d.relcum[rows, cols]])
+    return [Output("binG", divide_once_found(total, d.num_rel, d.isrel.any(axis=1)))]
 
 
 def _powers(p: float, n: int) -> np.ndarray:

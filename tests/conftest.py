@@ -1,28 +1,15 @@
 """Shared fixtures: the reference data beside the checkout, and a CLI runner."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from needs import missing
+from paths import SHARED
 
 # Fixtures defined in helper modules, available to every test without importing them by name.
 pytest_plugins = ["llm_server", "web_support"]
-
-
-def _shared_data() -> Path:
-    """The reference data: $TRECBENCH_SHARED_DATA, else ../shared/data beside the checkout, else /work/shared/data."""
-    if os.environ.get("TRECBENCH_SHARED_DATA"):
-        return Path(os.environ["TRECBENCH_SHARED_DATA"])
-    for candidate in (Path(__file__).resolve().parents[2] / "shared" / "data", Path("/work/shared/data")):
-        if candidate.is_dir():
-            return candidate
-    return Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-SHARED = _shared_data()
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import SHARED
+from paths import SHARED
 from needs import missing
 from trec_eval_oracle import adversarial_case, build_trec_eval
 

@@ -1,0 +1,10 @@
+"""Scores under a model judge's qrels corrected by people's grades of a sample: prediction-powered means,
+intervals and run differences (docs/correction.md)."""
+from __future__ import annotations
+
+from .linear import Linear, linear_measure
+from .ppi import Estimate, design_total, labels_for_width, p_value, ppi_mean
+from .scores import Corrected, Correction, Design, Difference, correct, uniform_design
+
+__all__ = ["Corrected", "Correction", "Design", "Difference", "Estimate", "Linear", "correct", "design_total",
+           "labels_for_width", "linear_measure", "p_value", "ppi_mean", "uniform_design"]

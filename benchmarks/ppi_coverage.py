@@ -64,30 +64,39 @@ def plain_intervals(c, measure):
     return {name: bootstrap_interval(per.loc[name].to_numpy(), iterations=1000, seed=0) for name in c.runs}
 
 
-def one(seed, kind, n, measures, tally):
+def one_seed(seed, pairs, topics, tally):
+    """Every sample size of one seed, on one collection (its truth and plain intervals computed once)."""
     c = collection(seed)
-    exact = truth_of(c, measures)
-    if kind == "label":
-        s = pair_sample(c, n, seed + 10_000)
-        got = correct(c.model, s, c.runs, measures, design=Design(s[["query_id", "doc_id", "pi", "stratum"]], True))
-    else:
-        s = topic_sample(c, n, seed + 10_000)
-        got = correct(c.model, s, c.runs, measures)
-    for m in measures:
-        plain = plain_intervals(c, m)
-        for row in (r for r in got.scores if r.measure == m):
-            key = (m, row.method, n)
-            t = exact[m][row.run]
-            cell = tally.setdefault(key, {"cov": [], "width": [], "err": [], "pcov": [], "pwidth": [], "perr": []})
-            e = row.estimate
-            cell["cov"].append(e.low <= t <= e.high)
-            cell["width"].append(e.width)
-            cell["err"].append(abs(e.value - t))
-            cell["perr"].append(abs(row.plain - t))
-            if plain is not None:
-                low, high = plain[row.run]
-                cell["pcov"].append(low <= t <= high)
-                cell["pwidth"].append(high - low)
+    measures = {"label": ["P@10", "DCG@10"], "topic": ["nDCG@10", "P@10"]}
+    exact = truth_of(c, ["P@10", "DCG@10", "nDCG@10"])
+    plain = {m: plain_intervals(c, m) for m in ("P@10", "DCG@10", "nDCG@10")}
+    for kind, sizes in (("label", pairs), ("topic", topics)):
+        for n in sizes:
+            if kind == "label":
+                s = pair_sample(c, n, seed + 10_000 + n)
+                got = correct(c.model, s, c.runs, measures[kind],
+                              design=Design(s[["query_id", "doc_id", "pi", "stratum"]], True))
+            else:
+                s = topic_sample(c, n, seed + 10_000 + n)
+                got = correct(c.model, s, c.runs, measures[kind])
+            for row in got.scores:
+                _count(tally.setdefault((row.measure, row.method, n), {k: [] for k in KEYS}), row,
+                       exact[row.measure][row.run], plain[row.measure])
+
+
+KEYS = ("cov", "width", "err", "pcov", "pwidth", "perr")
+
+
+def _count(cell, row, t, plain):
+    e = row.estimate
+    cell["cov"].append(e.low <= t <= e.high)
+    cell["width"].append(e.width)
+    cell["err"].append(abs(e.value - t))
+    cell["perr"].append(abs(row.plain - t))
+    if plain is not None:
+        low, high = plain[row.run]
+        cell["pcov"].append(low <= t <= high)
+        cell["pwidth"].append(high - low)
 
 
 def main() -> None:
@@ -99,10 +108,7 @@ def main() -> None:
     started = time.process_time()
     tally: dict = {}
     for seed in range(args.seeds):
-        for n in args.pairs:
-            one(seed, "label", n, ["P@10", "DCG@10"], tally)
-        for n in args.topics:
-            one(seed, "topic", n, ["nDCG@10", "P@10"], tally)
+        one_seed(seed, args.pairs, args.topics, tally)
     print(f"{args.seeds} seeds x 4 runs; 30 topics x 60 pooled pairs; model judge BIASED_HIGH; 95% intervals")
     print("| measure | method | people judged | corrected covers | corrected width | corrected error "
           "| plain bootstrap covers | plain width | plain error |")

@@ -1,0 +1,43 @@
+"""Printing corrected scores: the table `eval retrieval --corrected` adds under the plain one, and its JSON."""
+from __future__ import annotations
+
+from .scores import NONE, Correction
+
+METHODS = {"label": "label-level PPI", "topic": "topic-level PPI", NONE: "not corrected"}
+
+
+def _f(v: float) -> str:
+    return "-" if v != v else f"{v:.4f}"
+
+
+def correction_lines(result: Correction, said: str) -> list[str]:
+    """The sentence of what was used, a row per (run, measure), the labels needed (with a width), the
+    differences with the baseline, and the notes."""
+    from trecbench.evaluation.retrieval.output import aligned
+
+    pct = f"{result.level:.0%}"
+    lines = ["", said]
+    header = ["run", "measure", "model", "corrected", f"{pct} interval", "lambda", "people", "method"]
+    rows = []
+    for s in result.scores:
+        e = s.estimate
+        unit = "pairs" if s.method == "label" else "topics"
+        rows.append([s.run, s.measure, _f(s.plain), _f(e.value) if e else "-",
+                     f"[{_f(e.low)}, {_f(e.high)}]" if e else "-", f"{e.lam:.2f}" if e else "-",
+                     f"{e.n} {unit}" if e else "-", METHODS[s.method]])
+    lines += aligned(header, rows, left=2)
+    if result.width is not None:
+        for s in result.scores:
+            if s.needed is not None:
+                unit = "pairs" if s.method == "label" else "topics"
+                lines.append(f"{s.run} {s.measure}: about {s.needed} {unit} judged by people for a {pct} interval "
+                             f"{result.width:g} wide (now {s.estimate.width:.4f} with {s.estimate.n})")  # type: ignore[union-attr]
+    if result.differences:
+        lines += ["", f"differences with {result.differences[0].baseline} under the same correction (paired; "
+                      "p of the normal test):"]
+        header = ["run", "measure", "model diff", "corrected diff", f"{pct} interval", "p", "method"]
+        lines += aligned(header, [[d.run, d.measure, f"{d.plain:+.4f}", f"{d.estimate.value:+.4f}",
+                                   f"[{d.estimate.low:+.4f}, {d.estimate.high:+.4f}]", f"{d.p:.4f}",
+                                   METHODS[d.method]] for d in result.differences], left=2)
+    lines += [f"note: {n}" for n in result.notes]
+    return lines

@@ -10,6 +10,11 @@ def _f(v: float) -> str:
     return "-" if v != v else f"{v:.4f}"
 
 
+def _people(inside: int | None, n: int, unit: str) -> str:
+    """People's labels an estimate used: for a run's label-level figure, those within its cut-off of all."""
+    return f"{n} {unit}" if inside is None else f"{inside} of {n} {unit}"
+
+
 def correction_lines(result: Correction, said: str) -> list[str]:
     """The sentence of what was used, a row per (run, measure), the labels needed (with a width), the
     differences with the baseline, and the notes."""
@@ -24,7 +29,7 @@ def correction_lines(result: Correction, said: str) -> list[str]:
         unit = "pairs" if s.method == "label" else "topics"
         rows.append([s.run, s.measure, _f(s.plain), _f(e.value) if e else "-",
                      f"[{_f(e.low)}, {_f(e.high)}]" if e else "-", f"{e.lam:.2f}" if e else "-",
-                     f"{e.n} {unit}" if e else "-", METHODS[s.method]])
+                     _people(s.inside, e.n, unit) if e else "-", METHODS[s.method]])
     lines += aligned(header, rows, left=2)
     if result.width is not None:
         for s in result.scores:

@@ -26,6 +26,7 @@ from .linear import Linear, linear_measure
 from .ppi import Estimate, design_total, labels_for_width, p_value, ppi_mean
 
 LABEL, TOPIC, NONE = "label", "topic", "none"
+FEW = 10  # fewer of people's pairs than this within a run's cut-off: said in a note
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Corrected:
     estimate: Estimate | None
     method: str  # label | topic | none
     needed: int | None = None  # human labels (pairs or topics) for an interval of the asked width
+    inside: int | None = None  # label level: the sampled pairs the run ranks within the cut-off (the others add 0)
 
     def row(self) -> dict:
         e = self.estimate
@@ -45,7 +47,7 @@ class Corrected:
                 "corrected": _num(e.value) if e else None, "low": _num(e.low) if e else None,
                 "high": _num(e.high) if e else None, "se": _num(e.se) if e else None,
                 "lambda": _num(e.lam) if e else None, "labels": e.n if e else 0, "method": self.method,
-                "needed": self.needed}
+                "needed": self.needed, "inside": self.inside}
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,7 @@ def correct(model_qrels: pd.DataFrame, human: pd.DataFrame, runs: Any, measures:
             if method == LABEL:
                 terms[(r.shown, m)] = _label_terms(top[r.shown], linear_measure(m), units, sample,  # type: ignore[arg-type]
                                                    rel_level, r.topics)
-                truth, model, total = terms[(r.shown, m)]
+                truth, model, total, _ = terms[(r.shown, m)]
                 plain = total if _own(m) else plain
                 est = design_total(truth, model, sample["pi"], sample["stratum"], model_total=total, lam=lam,
                                    level=level)
@@ -208,7 +210,12 @@ def correct(model_qrels: pd.DataFrame, human: pd.DataFrame, runs: Any, measures:
             else:
                 est = None
             needed = labels_for_width(est, width, level) if est is not None and width else None
-            scores.append(Corrected(r.shown, m, plain, est, method, needed))
+            inside = int(np.count_nonzero(terms[(r.shown, m)][3])) if method == LABEL else None
+            if inside is not None and inside < FEW:
+                notes.append(f"{r.shown} {m}: only {inside} of people's pairs are in its top "
+                             f"{linear_measure(m).k}: the interval rests on few pairs (the normal "  # type: ignore[union-attr]
+                             "approximation may make it too narrow)")
+            scores.append(Corrected(r.shown, m, plain, est, method, needed, inside))
     base = baseline if baseline is not None else _best(scores, measures)
     differences = _differences(results, measures, plans, terms, base, sample, complete, lam, level)
     return Correction(scores, differences, len(sample), len(complete), level, width, notes)
@@ -315,7 +322,7 @@ def _unit_weights(top: pd.DataFrame, measure: Linear, units: _Units, topics: lis
 def _label_terms(top: pd.DataFrame, measure: Linear, units: _Units, sample: pd.DataFrame, rel_level: int,
                  topics: list[str]):
     """(truth terms, model terms) of the sampled units and the model's total, each divided by the number of
-    topics averaged over: the terms of the run's mean."""
+    topics averaged over (the terms of the run's mean), and the units' weights (0: outside the cut-off)."""
     weights = _unit_weights(top, measure, units, topics)
     keys = list(zip(sample["query_id"], sample["doc_id"]))
     w = np.array([weights.get(k, 0.0) for k in keys])
@@ -325,7 +332,7 @@ def _label_terms(top: pd.DataFrame, measure: Linear, units: _Units, sample: pd.D
     total = float(np.sum(np.array([weights[k] for k in every]) *
                          measure.gains(np.array([units.model[k] for k in every]), rel_level))) if every else 0.0
     count = max(1, len(topics))
-    return truth / count, model / count, total / count
+    return truth / count, model / count, total / count, w
 
 
 def _best(scores: list[Corrected], measures: list[str]) -> str | None:

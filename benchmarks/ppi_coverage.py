@@ -3,12 +3,12 @@
 Each seed makes a synthetic collection (`trecbench.evaluation.correction.simulation`: 30 topics, 60 pooled
 passages each, grades 0-3, 4 runs listing their top 20) whose people's grades are the truth, and a scripted
 model judge that grades too high by a known confusion matrix (`BIASED_HIGH`). People then judge a sample:
-n single pairs drawn uniformly (label-level correction of P@10 and DCG@10), or every pair of n topics
-(topic-level correction of nDCG@10 and P@10). For every run the script checks whether the corrected
-interval holds the run's true mean (its mean under people's grades of every pair), and whether the plain
-model-qrels interval (95% percentile bootstrap over topics, 1,000 draws) does. It prints, per
-(measure, method, n): coverage of each over seeds x runs, mean widths, and the mean absolute error of the
-point estimates, then the date, commit and load.
+n single pairs drawn uniformly or by `judge validate --strategy uncertainty`'s rule (label-level correction
+of P@10 and DCG@10), or every pair of n topics (topic-level correction of nDCG@10 and P@10). For every
+run the script checks whether the corrected interval holds the run's true mean (its mean under people's
+grades of every pair), and whether the plain model-qrels interval (95% percentile bootstrap over topics,
+1,000 draws) does. It prints, per (measure, n, draw): coverage of each over seeds x runs, mean widths, and
+the mean absolute error of the point estimates, then the date, commit and load.
 
     python benchmarks/ppi_coverage.py [--seeds 200] [--pairs 100 200 400 800] [--topics 5 10 15]
 """
@@ -29,7 +29,12 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from trecbench.evaluation import evaluate  # noqa: E402
 from trecbench.evaluation.correction import Design, correct  # noqa: E402
-from trecbench.evaluation.correction.simulation import collection, pair_sample, topic_sample  # noqa: E402
+from trecbench.evaluation.correction.simulation import (  # noqa: E402
+    collection,
+    pair_sample,
+    topic_sample,
+    uncertainty_sample,
+)
 from trecbench.evaluation.significance import bootstrap_interval  # noqa: E402
 
 
@@ -70,17 +75,17 @@ def one_seed(seed, pairs, topics, tally):
     measures = {"label": ["P@10", "DCG@10"], "topic": ["nDCG@10", "P@10"]}
     exact = truth_of(c, ["P@10", "DCG@10", "nDCG@10"])
     plain = {m: plain_intervals(c, m) for m in ("P@10", "DCG@10", "nDCG@10")}
-    for kind, sizes in (("label", pairs), ("topic", topics)):
+    for kind, sizes in (("uniform", pairs), ("uncertainty", pairs), ("topics", topics)):
         for n in sizes:
-            if kind == "label":
-                s = pair_sample(c, n, seed + 10_000 + n)
-                got = correct(c.model, s, c.runs, measures[kind],
-                              design=Design(s[["query_id", "doc_id", "pi", "stratum"]], True))
+            if kind == "topics":
+                got = correct(c.model, topic_sample(c, n, seed + 10_000 + n), c.runs, measures["topic"])
             else:
-                s = topic_sample(c, n, seed + 10_000 + n)
-                got = correct(c.model, s, c.runs, measures[kind])
+                draw = pair_sample if kind == "uniform" else uncertainty_sample
+                s = draw(c, n, seed + 10_000 + n)
+                got = correct(c.model, s, c.runs, measures["label"],
+                              design=Design(s[["query_id", "doc_id", "pi", "stratum"]], True))
             for row in got.scores:
-                _count(tally.setdefault((row.measure, row.method, n), {k: [] for k in KEYS}), row,
+                _count(tally.setdefault((row.measure, kind, n), {k: [] for k in KEYS}), row,
                        exact[row.measure][row.run], plain[row.measure])
 
 
@@ -110,14 +115,14 @@ def main() -> None:
     for seed in range(args.seeds):
         one_seed(seed, args.pairs, args.topics, tally)
     print(f"{args.seeds} seeds x 4 runs; 30 topics x 60 pooled pairs; model judge BIASED_HIGH; 95% intervals")
-    print("| measure | method | people judged | corrected covers | corrected width | corrected error "
+    print("| measure | people judged | drawn | corrected covers | corrected width | corrected error "
           "| plain bootstrap covers | plain width | plain error |")
     print("|---|---|---|---|---|---|---|---|---|")
     for (m, method, n), cell in tally.items():
-        unit = "pairs" if method == "label" else "topics"
+        unit = "topics" if method == "topics" else "pairs"
         pcov = f"{np.mean(cell['pcov']):.3f}" if cell["pcov"] else "-"
         pwidth = f"{np.mean(cell['pwidth']):.3f}" if cell["pwidth"] else "-"
-        print(f"| {m} | {method} | {n} {unit} | {np.mean(cell['cov']):.3f} | {np.mean(cell['width']):.3f} "
+        print(f"| {m} | {n} {unit} | {method} | {np.mean(cell['cov']):.3f} | {np.mean(cell['width']):.3f} "
               f"| {np.mean(cell['err']):.3f} | {pcov} | {pwidth} | {np.mean(cell['perr']):.3f} |")
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()

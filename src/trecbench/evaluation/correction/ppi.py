@@ -67,9 +67,16 @@ def z_of(level: float) -> float:
     return float(norm.ppf(0.5 + level / 2))
 
 
-def _estimate(value: float, variance: float, lam: float, n: int, level: float) -> Estimate:
+def t_of(level: float, df: int) -> float:
+    """The two-sided Student t quantile of a level with `df` degrees of freedom (2.776 for 0.95 and 4)."""
+    from scipy.stats import t
+
+    return float(t.ppf(0.5 + level / 2, max(1, df)))
+
+
+def _estimate(value: float, variance: float, lam: float, n: int, level: float, df: int | None = None) -> Estimate:
     se = math.sqrt(max(variance, 0.0))
-    z = z_of(level)
+    z = z_of(level) if df is None else t_of(level, df)
     return Estimate(float(value), float(value - z * se), float(value + z * se), se, float(lam), n)
 
 
@@ -87,12 +94,14 @@ def clip(lam: float) -> float:
 
 
 def ppi_mean(y, f_labeled, f_unlabeled, *, lam: float | None = 1.0, population: bool = False,
-             level: float = 0.95) -> Estimate:
+             level: float = 0.95, df: int | None = None) -> Estimate:
     """The prediction-powered mean (see the module doc for the formulas and their sources).
 
     y, f_labeled: truth and prediction of the n labeled units; f_unlabeled: the prediction of the N others
     (with `population`: of all N units, the labeled included). lam: the weight on the model, 1 for PPI,
-    None to tune it (PPI++). Refuses (ValueError) fewer than two labeled units or unequal lengths.
+    None to tune it (PPI++). df: the interval's quantile from Student's t with df degrees of freedom
+    instead of the normal (few labeled units). Refuses (ValueError) fewer than two labeled units or
+    unequal lengths.
     """
     y, f, g = (np.asarray(v, dtype=np.float64) for v in (y, f_labeled, f_unlabeled))
     n, big = len(y), len(g)
@@ -106,13 +115,13 @@ def ppi_mean(y, f_labeled, f_unlabeled, *, lam: float | None = 1.0, population: 
             lam = clip(_cov(y, f) / spread if spread > 0 else math.nan)
         value = lam * g.mean() + (y - lam * f).mean()
         variance = max(0.0, 1 - n / big) * _var(y - lam * f) / n
-        return _estimate(value, variance, lam, n, level)
+        return _estimate(value, variance, lam, n, level, df)
     if lam is None:
         spread = _var(np.concatenate([f, g]))
         lam = clip(_cov(y, f) / ((1 + n / big) * spread) if spread > 0 else math.nan)
     value = y.mean() + lam * (g.mean() - f.mean())
     variance = lam ** 2 * _var(g) / big + _var(y - lam * f) / n
-    return _estimate(value, variance, lam, n, level)
+    return _estimate(value, variance, lam, n, level, df)
 
 
 def _strata_moments(z1: np.ndarray, z2: np.ndarray, pi: np.ndarray, strata: np.ndarray) -> float:

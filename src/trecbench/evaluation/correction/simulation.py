@@ -60,3 +60,31 @@ def topic_sample(c: Collection, n: int, seed: int) -> pd.DataFrame:
     topics = sorted(c.truth["query_id"].unique())
     chosen = set(rng.choice(topics, size=min(n, len(topics)), replace=False).tolist())
     return c.truth[c.truth["query_id"].isin(chosen)].reset_index(drop=True)
+
+
+def uncertainty_sample(c: Collection, n: int, seed: int) -> pd.DataFrame:
+    """About n pairs drawn by `judge validate --strategy uncertainty`'s rule (`judging.lara`, no human grade
+    yet: the model grade's distance from threshold 1), by rank band: query_id, doc_id, relevance, pi, stratum."""
+    from trecbench.judging.lara import allocate, proportional, rank_weight, systematic, threshold_probability
+    from trecbench.judging.validate import rank_band
+
+    ranks: dict[tuple[str, str], list[int]] = {}
+    for run in c.runs.values():
+        position = run.groupby("query_id").cumcount() + 1
+        for q, d, r in zip(run["query_id"], run["doc_id"], position):
+            ranks.setdefault((q, d), []).append(int(r))
+    keys = list(zip(c.model["query_id"], c.model["doc_id"]))
+    best = [min(ranks[k]) if k in ranks else None for k in keys]
+    weight = np.array([rank_weight(";".join(map(str, ranks.get(k, []))), b) for k, b in zip(keys, best)])
+    p = np.array([threshold_probability(float(g), 1) for g in c.model["relevance"]])
+    frame = c.model[["query_id", "doc_id"]].assign(stratum=[rank_band(b) for b in best],
+                                                   score=weight * np.sqrt(p * (1 - p)))
+    share = allocate(frame.groupby("stratum")["score"].sum(), frame.groupby("stratum").size(), n)
+    rng = np.random.default_rng(seed)
+    parts = []
+    for band, group in frame.groupby("stratum"):
+        pi = proportional(group["score"].to_numpy(), share[str(band)])
+        chosen = systematic(pi, rng)
+        parts.append(group.iloc[chosen].assign(pi=pi[chosen]))
+    drawn = pd.concat(parts)[["query_id", "doc_id", "pi", "stratum"]]
+    return drawn.merge(c.truth, on=["query_id", "doc_id"]).reset_index(drop=True)

@@ -200,7 +200,7 @@ def _write(results, output, fmt, per_topic, version, no_summary, correction) -> 
             from trecbench.evaluation.correction.output import correction_lines
 
             out.write_results(results, stream, fmt, per_topic=per_topic, version=version)
-            stream.write("\n".join(correction_lines(*correction, order=[r.shown for r in results])) + "\n")
+            stream.write("\n".join(correction_lines(correction[0], correction[1], order=[r.shown for r in results])) + "\n")
     for note in out.coverage_notes(results):
         click.echo(note, err=True)
 

@@ -141,47 +141,22 @@ def systematic(pi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def allocate(scores: pd.Series, sizes: pd.Series, n: int) -> dict[str, int]:
-    """Each band's share of n proportional to its summed score (at least 1 when n allows, at most its size)."""
-    from trecbench.judging.validate import _allocate
-
-    weights = (scores / scores.sum() * 1_000_000).round().astype(int).clip(lower=1)
-    share = _allocate(weights, n)
-    share = share.clip(upper=sizes)
-    short = n - int(share.sum())
-    for band in sizes.index:  # what a small band cannot hold goes to the others, largest score first
-        room = int(sizes[band] - share[band])
-        if short <= 0:
-            break
-        if room > 0:
-            add = min(room, short)
-            share[band] += add
-            short -= add
+    """Each band's share of n proportional to its summed score, by largest remainder (at least 1 when n
+    allows, at most its size; what a band cannot hold goes to the others, highest score first)."""
+    n = min(n, int(sizes.sum()))
+    weights = scores.clip(lower=0)
+    exact = weights / weights.sum() * n if weights.sum() > 0 else sizes / sizes.sum() * n
+    share = np.floor(exact).astype(int)
+    if n >= len(sizes):
+        share = share.clip(lower=1)
+    share = np.minimum(share, sizes)
+    order = list((exact - np.floor(exact)).sort_values(ascending=False, kind="stable").index)
+    order += [b for b in scores.sort_values(ascending=False, kind="stable").index if b not in order]
+    while int(share.sum()) < n:
+        band = next(b for b in order if share[b] < sizes[b])
+        share[band] += 1
+        order.remove(band)
+        order.append(band)  # round robin once every band with room has had one more
+    while int(share.sum()) > n:  # the floor of 1 per band can pass n only when n < bands: not reached
+        share[share.idxmax()] -= 1
     return {str(b): int(v) for b, v in share.items()}
-
-
-def uncertainty_draw(ws, frame: pd.DataFrame, n: int, rng: np.random.Generator
-                     ) -> tuple[pd.DataFrame, dict[str, tuple[int, int]]]:
-    """The rows of `frame` (pool candidates) drawn by the module doc's rule, with `stratum` (rank band) and
-    `pi`, and each band's (sampled, size)."""
-    from trecbench.judging.validate import rank_band, reference_grades
-
-    threshold = ws.settings.scale.relevant
-    judgments = ws.judgments(direct=True)
-    models = judgments[judgments["judge_kind"] == "model"].sort_values("id")
-    judged = (models.drop_duplicates(["query_id", "doc_id", "judge_id"], keep="last")
-              .rename(columns={"grade": "relevance"})[["query_id", "doc_id", "judge_id", "relevance"]])
-    human, _ = reference_grades(judgments)
-    p = relevance_chance(frame, judged, human, sampled_grades(ws, ws.settings.scale.max_grade), threshold)
-    weight = np.array([rank_weight(r, b) for r, b in zip(frame["ranks"], frame["best_rank"])])
-    frame = frame.assign(stratum=[rank_band(r) for r in frame["best_rank"]], score=weight * np.sqrt(p * (1 - p)))
-    sizes = frame.groupby("stratum").size()
-    share = allocate(frame.groupby("stratum")["score"].sum(), sizes, min(n, len(frame)))
-    parts = []
-    for band, k in share.items():
-        members = frame[frame["stratum"] == band]
-        pi = proportional(members["score"].to_numpy(), k)
-        picked = systematic(pi, rng)
-        parts.append(members.iloc[picked].assign(pi=pi[picked]))
-    chosen = pd.concat(parts).sort_index().drop(columns=["score"]) if parts else frame.iloc[:0].assign(pi=[])
-    strata = {str(b): (int((chosen["stratum"] == b).sum()), int(sizes[b])) for b in sizes.index}
-    return chosen, strata

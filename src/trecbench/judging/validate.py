@@ -97,9 +97,7 @@ def draw_sample(ws, *, size: int | None = None, width: float | None = None, sour
     frame = pool[pool["representative"]].reset_index(drop=True)
     rng = np.random.default_rng(seed)
     if strategy == "uncertainty":
-        from trecbench.judging.lara import uncertainty_draw
-
-        chosen, strata = uncertainty_draw(ws, frame, min(n, len(frame)), rng)
+        chosen, strata = _uncertainty_draw(ws, frame, min(n, len(frame)), rng)
     else:
         chosen, strata = _stratified_draw(ws, frame, n, rng)
     sample = chosen.iloc[rng.permutation(len(chosen))].copy()  # judging order: random, so no stratum comes first
@@ -144,6 +142,34 @@ def inclusion(sample: pd.DataFrame) -> list[list]:
     `evaluation.correction` weights people's grades by."""
     return [[str(q), str(d), float(p), str(s)]
             for q, d, p, s in zip(sample["query_id"], sample["doc_id"], sample["pi"], sample["stratum"])]
+
+
+def _uncertainty_draw(ws, frame: pd.DataFrame, n: int, rng: np.random.Generator
+                     ) -> tuple[pd.DataFrame, dict[str, tuple[int, int]]]:
+    """The rows of `frame` (pool candidates) drawn by `judging.lara`'s rule, with `stratum` (rank band) and
+    `pi`, and each band's (sampled, size): the `uncertainty` strategy."""
+    from trecbench.judging.lara import allocate, proportional, rank_weight, relevance_chance, sampled_grades, systematic
+
+    threshold = ws.settings.scale.relevant
+    judgments = ws.judgments(direct=True)
+    models = judgments[judgments["judge_kind"] == "model"].sort_values("id")
+    judged = (models.drop_duplicates(["query_id", "doc_id", "judge_id"], keep="last")
+              .rename(columns={"grade": "relevance"})[["query_id", "doc_id", "judge_id", "relevance"]])
+    human, _ = reference_grades(judgments)
+    p = relevance_chance(frame, judged, human, sampled_grades(ws, ws.settings.scale.max_grade), threshold)
+    weight = np.array([rank_weight(r, b) for r, b in zip(frame["ranks"], frame["best_rank"])])
+    frame = frame.assign(stratum=[rank_band(r) for r in frame["best_rank"]], score=weight * np.sqrt(p * (1 - p)))
+    sizes = frame.groupby("stratum").size()
+    share = allocate(frame.groupby("stratum")["score"].sum(), sizes, min(n, len(frame)))
+    parts = []
+    for band, k in share.items():
+        members = frame[frame["stratum"] == band]
+        pi = proportional(members["score"].to_numpy(), k)
+        picked = systematic(pi, rng)
+        parts.append(members.iloc[picked].assign(pi=pi[picked]))
+    chosen = pd.concat(parts).sort_index().drop(columns=["score"]) if parts else frame.iloc[:0].assign(pi=[])
+    strata = {str(b): (int((chosen["stratum"] == b).sum()), int(sizes[b])) for b in sizes.index}
+    return chosen, strata
 
 
 def _allocate(sizes: pd.Series, n: int) -> pd.Series:

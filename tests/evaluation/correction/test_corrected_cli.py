@@ -108,6 +108,12 @@ def test_eval_retrieval_prints_the_plain_and_the_corrected_figures(bench, tmp_pa
         assert row["plain"] > truth[run] and row["low"] <= truth[run] <= row["high"], (run, row, truth[run])
         assert abs(row["corrected"] - truth[run]) < row["plain"] - truth[run]
     assert {d["run"] for d in out["corrected"]["differences"]} == {"run1", "run2", "run3"}
+    r = cli_run("report", "-w", bench, "-m", "P@10", "-o", tmp_path / "report.html")
+    assert r.exit_code == 0, r.output
+    html = (tmp_path / "report.html").read_text()
+    section = html[html.index('id="corrected"'):]
+    assert "corrected by people&#39;s grades" in section or "corrected by people's grades" in section
+    assert f"{rows['run0']['corrected']:.4f}" in section and "label" in section
 
 
 def test_corrected_scores_follow_what_people_have_judged_so_far(bench, tmp_path, cli_run):

@@ -10,7 +10,7 @@ read again on every call: the figures follow people's judging.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import pandas as pd
 
@@ -18,8 +18,11 @@ from trecbench.errors import InputError
 
 from .scores import Correction, Design, correct
 
+if TYPE_CHECKING:
+    from trecbench.store.workspace import Workspace, WorkspaceLike
 
-def model_judge(ws, name: str | None = None) -> str:
+
+def model_judge(ws: Workspace, name: str | None = None) -> str:
     """The model judge to correct: `name` (checked), else the model judge with the most judgments of its own."""
     stats = [s for s in ws.judge_stats() if s.judge.kind == "model"]
     if name is not None:
@@ -36,7 +39,7 @@ def model_judge(ws, name: str | None = None) -> str:
     return max(sorted(counts), key=lambda n: counts[n])
 
 
-def sample_design(ws, human: pd.DataFrame, sample: str | None = None) -> tuple[Design | None, str]:
+def sample_design(ws: Workspace, human: pd.DataFrame, sample: str | None = None) -> tuple[Design | None, str]:
     """The design of people's pairs (None: none recorded) and a sentence naming it.
 
     sample: the validation pool whose design counts (default: the newest one that recorded one)."""
@@ -63,7 +66,7 @@ def sample_design(ws, human: pd.DataFrame, sample: str | None = None) -> tuple[D
                                   "judged by people)")
 
 
-def workspace_correction(ws: Any, runs: Any, measures: Sequence[str], *, judge: str | None = None,
+def workspace_correction(ws: WorkspaceLike, runs: Any, measures: Sequence[str], *, judge: str | None = None,
                          sample: str | None = None, rel_level: int | None = None, tuned: bool = True,
                          level: float = 0.95, width: float | None = None, baseline: str | None = None,
                          missing_topics: str = "zero") -> tuple[Correction, str]:
@@ -89,3 +92,15 @@ def workspace_correction(ws: Any, runs: Any, measures: Sequence[str], *, judge: 
                 f"of its qrels graded by people, {result.topics} whole topics; {said}; "
                 f"{'PPI++ (tuned lambda)' if tuned else 'PPI (lambda 1)'}, {level:.0%} intervals")
     return result, sentence
+
+
+def report_correction(ws: WorkspaceLike, runs: dict[str, str], measures: Sequence[str], *, threshold: int | None = None
+                      ) -> tuple[Correction, str] | None:
+    """What `trecbench report` shows: the runs scored (name: path) corrected as `eval retrieval --corrected`
+    corrects them, None when there is no model judge, no human grade or no run."""
+    if not runs:
+        return None
+    try:
+        return workspace_correction(ws, dict(runs), list(measures), rel_level=threshold)
+    except InputError:
+        return None

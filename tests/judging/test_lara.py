@@ -56,3 +56,30 @@ def test_a_pair_ranked_high_by_many_runs_weighs_more():
     assert rank_weight("1;1;2", 1) == pytest.approx(2 + 1 / math.log2(3))
     assert rank_weight(None, 3) == pytest.approx(0.5)
     assert rank_weight("1", 1) > rank_weight("10", 10)
+
+
+def test_a_judge_sampled_several_times_gives_each_pair_its_samples_grades(tmp_path, cli_run, llm_server):
+    import json
+    import re
+
+    from judge_bench import judge_args, make_judge_bench
+
+    from trecbench.judging.lara import sampled_grades
+    from trecbench.store import Workspace
+
+    def unsure(body: dict) -> str:
+        """Grade 1 or 0 by the request's seed for d2, always 3 for the others: d2 is the pair it is unsure of."""
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        out = []
+        for label, text in re.findall(r"\[P(\d+)\] (.*)", user):
+            grade = (body.get("seed", 0) % 2) if "cafeteria" in text else 3
+            out.append({"passage": f"P{label}", "grade": grade, "reason": "r"})
+        return json.dumps(out)
+
+    bench = make_judge_bench(tmp_path, cli_run)
+    llm_server.script(unsure)
+    r = cli_run(*judge_args(bench, llm_server, "--samples", "3", "--batch", "1"))
+    assert r.exit_code == 0, r.output
+    grades = sampled_grades(Workspace(bench), 3)
+    assert sorted(grades[("t1", "d2")]) == [0, 0, 1] or sorted(grades[("t1", "d2")]) == [0, 1, 1]
+    assert grades[("t1", "d1")] == [3, 3, 3] and len(grades) == 6

@@ -123,7 +123,17 @@ def test_corrected_scores_follow_what_people_have_judged_so_far(bench, tmp_path,
     r = cli_run("judge", "validate", "-w", bench, "--sample", "--size", "100", "--strategy", "uncertainty",
                 "--name", "people", "--format", "json")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["pairs"] == 100
+    drawn = json.loads(r.stdout)
+    assert drawn["pairs"] == 100
+    # people go where the model is unsure: a pair it graded 3 (far above the threshold 1) is drawn with a
+    # lower probability than one it graded 0 or 1, and every probability is recorded for the correction
+    from trecbench.store import Workspace
+
+    design = Workspace(bench).pool("people").params["inclusion"]
+    assert len(design) == 100 and all(0 < p <= 1 for _, _, p, _ in design)
+    sure = [p for q, d, p, _ in design if high_grade(q, d) == 3]
+    unsure = [p for q, d, p, _ in design if high_grade(q, d) <= 1]
+    assert sure and unsure and max(sure) < min(unsure)
     judge_sample(bench, tmp_path, cli_run, "people", share=0.5)
     half = json.loads(cli_run("eval", "retrieval", "-w", bench, *runs, "-m", "P@10", "--corrected",
                               "--format", "json").stdout)["corrected"]

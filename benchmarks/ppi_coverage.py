@@ -111,6 +111,9 @@ def main() -> None:
     ap.add_argument("--topics", type=int, nargs="*", default=[5, 10, 15])
     args = ap.parse_args()
     started = time.process_time()
+    # the commit of the code this run imported (not of whatever is checked out when it ends)
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
     tally: dict = {}
     for seed in range(args.seeds):
         one_seed(seed, args.pairs, args.topics, tally)
@@ -124,8 +127,6 @@ def main() -> None:
         pwidth = f"{np.mean(cell['pwidth']):.3f}" if cell["pwidth"] else "-"
         print(f"| {m} | {n} {unit} | {method} | {np.mean(cell['cov']):.3f} | {np.mean(cell['width']):.3f} "
               f"| {np.mean(cell['err']):.3f} | {pcov} | {pwidth} | {np.mean(cell['perr']):.3f} |")
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
     print(f"\n{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit}, "
           f"load {os.getloadavg()[0]:.2f}, CPU {time.process_time() - started:.1f} s")
 

@@ -92,6 +92,8 @@ def main() -> None:
     ap.add_argument("--topics", type=int, nargs="*", default=[3, 6, 11])
     args = ap.parse_args()
     started = time.process_time()
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()  # the code this run imported
     data = Path(args.data)
     nist = read_qrels(str(data / "qrels.rag25.test.txt"))[["query_id", "doc_id", "relevance"]]
     umbrela = read_qrels(str(data / "qrels.rag25.test-umbrela2.txt"))[["query_id", "doc_id", "relevance"]]
@@ -136,8 +138,6 @@ def main() -> None:
         unit = "topics" if kind == "topics" else "pairs"
         print(f"| {m} | {n} {unit} | {kind} | {g['err'].mean():.4f} | {g['plain_err'].mean():.4f} "
               f"| {g['covers'].mean():.3f} | {g['width'].mean():.4f} |")
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
     print(f"\n{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit}, "
           f"load {os.getloadavg()[0]:.2f}, CPU {time.process_time() - started:.1f} s")
 

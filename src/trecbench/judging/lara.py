@@ -18,7 +18,7 @@ chance people call it relevant, from, in this order:
    p = 1 / (1 + exp(-2 d)), most uncertain at the threshold.
 A pair no model graded gets p = 0.5. The sample is stratified by rank band (`validate.RANK_BANDS`): each
 band gets a share of n proportional to its summed score (Neyman's allocation), and within a band pairs are
-drawn by systematic sampling with probabilities proportional to score (Madow 1949), mixed with a fifth of
+drawn by systematic sampling with probabilities proportional to score (Madow 1949), mixed half and half with
 uniform probability so no pair's weight 1/pi is extreme (defensive mixing, Hesterberg 1995).
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ import math
 import numpy as np
 import pandas as pd
 
-UNIFORM_SHARE = 0.2  # the defensive mixture's uniform part
+UNIFORM_SHARE = 0.5  # the defensive mixture's uniform part (0.2 covered 0.89 at 800 pairs in the simulation, 0.5 0.95)
 
 
 def rank_weight(ranks, best_rank) -> float:

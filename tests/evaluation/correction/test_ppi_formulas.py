@@ -78,8 +78,9 @@ def test_a_stratified_simple_random_sample_gets_the_textbook_variance():
 
 def test_a_lone_pair_of_a_stratum_is_pooled_and_a_census_adds_no_variance():
     got = design_total([1, 0, 1], [0, 0, 1], [0.5, 0.2, 1.0], ["x", "y", "z"], model_total=3.0, lam=1.0)
-    # x and y pooled: z-values (1-0)/0.5 = 2 and 0; (1 - 0.35) * 2 * (1 + 1) = 2.6; z is a census (pi 1)
-    assert got.value == pytest.approx(5.0) and got.se ** 2 == pytest.approx(2.6)
+    # x and y pooled: z-values (1-0)/0.5 = 2 and 0, weights 1 - pi = 0.5 and 0.8, B = (0.5*2 + 0)/1.3 = 10/13;
+    # 2/1 * (0.5 (16/13)^2 + 0.8 (10/13)^2) = 32/13 (Hajek's approximation); z is a census (pi 1): nothing
+    assert got.value == pytest.approx(5.0) and got.se ** 2 == pytest.approx(32 / 13)
 
 
 def test_the_labels_for_a_width_and_the_test_of_a_difference():

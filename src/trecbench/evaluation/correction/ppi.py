@@ -20,9 +20,9 @@ Two published estimators, and the design-based form the workspace uses:
 
 - `design_total`: the label-level correction. The total of x over a population of pairs, x = a truth term
   minus lam times a model term, estimated from a sample whose pair i was drawn with probability pi_i
-  (Horvitz-Thompson: sum of x_i / pi_i), its variance by strata as a with-replacement (Hansen-Hurwitz)
-  estimate times the finite-population factor (1 - mean pi) of the stratum:
-      V = sum_h (1 - mean_h pi) * n_h / (n_h - 1) * sum_{i in h} (x_i/pi_i - mean_h(x/pi))^2.
+  (Horvitz-Thompson: sum of x_i / pi_i), its variance by strata with Hajek's approximation (1964),
+      V = sum_h n_h / (n_h - 1) * sum_{i in h} (1 - pi_i) (x_i/pi_i - B_h)^2,
+      B_h = sum (1 - pi_i) x_i/pi_i / sum (1 - pi_i).
   A stratified simple random sample gives the textbook N_h^2 (1 - n_h/N_h) s_h^2 / n_h per stratum; a
   sample drawn with probabilities proportional to the model's uncertainty (Zrnic and Candes, "Active
   Statistical Inference", ICML 2024) is the single-stratum case. Oosterhuis, Jagerman, Qin, Wang and
@@ -125,16 +125,20 @@ def ppi_mean(y, f_labeled, f_unlabeled, *, lam: float | None = 1.0, population: 
 
 
 def _strata_moments(z1: np.ndarray, z2: np.ndarray, pi: np.ndarray, strata: np.ndarray) -> float:
-    """sum over strata of (1 - mean pi) * n_h/(n_h - 1) * sum (z1 - mean z1)(z2 - mean z2): the
-    with-replacement (co)variance of two Horvitz-Thompson totals whose terms are z1, z2 (x / pi)."""
+    """The (co)variance of two Horvitz-Thompson totals whose terms are z1, z2 (x / pi), stratum by stratum:
+    n_h/(n_h - 1) * sum c_i (z1_i - B1)(z2_i - B2), c_i = 1 - pi_i, B = sum c z / sum c (Hajek's
+    approximation for unequal probabilities, "Asymptotic theory of rejective sampling", 1964; with equal
+    probabilities it is the stratified simple random sample's (1 - n_h/N_h) n_h/(n_h - 1) sum (z - mean z)^2)."""
     total = 0.0
     for h in np.unique(strata):
         inside = strata == h
         n_h = int(inside.sum())
-        if n_h < 2:
-            continue  # `design_total` merges strata of one pair first; a lone census pair adds nothing
+        c = 1 - pi[inside]
+        if n_h < 2 or c.sum() <= 0:
+            continue  # `design_total` merges strata of one pair first; a census (every pi 1) adds nothing
         a, b = z1[inside], z2[inside]
-        total += (1 - float(pi[inside].mean())) * n_h / (n_h - 1) * float(((a - a.mean()) * (b - b.mean())).sum())
+        da, db = a - (c * a).sum() / c.sum(), b - (c * b).sum() / c.sum()
+        total += n_h / (n_h - 1) * float((c * da * db).sum())
     return total
 
 

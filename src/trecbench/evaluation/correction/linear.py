@@ -11,7 +11,6 @@ success@k (the first relevant one only) are not linear: they are corrected at to
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
@@ -56,7 +55,3 @@ def linear_measure(name: str) -> Linear | None:
         return None
     return Linear(name, m.group(1), int(m.group(3)), int(m.group(2)) if m.group(2) else None)
 
-
-def dcg_discount(rank: int) -> float:
-    """DCG's discount of a 1-based rank: 1 / log2(rank + 1)."""
-    return 1.0 / math.log2(rank + 1)

@@ -30,6 +30,7 @@ The workspace and its qrels
     update_corpus, corpus_versions, corpus_changes   a new corpus version: judgments and links carried by span (`corpus update`)
     agreement                                        two judges: kappa, confusion matrix, ranking agreement
     draw_sample, validate_judges                     is a model judge good enough? (`judge validate`)
+    corrected_scores, workspace_correction           model qrels corrected by people's sample: PPI means, intervals
     audit_qrels, read_audit                          old qrels re-judged by a model, disagreements queued (`judge llm --audit`)
 
 Models
@@ -103,6 +104,9 @@ if TYPE_CHECKING:
     )
     from trecbench.qrels.agreement import agreement as agreement
     from trecbench.judging.validate import draw_sample as draw_sample, validate_judges as validate_judges
+    from trecbench.evaluation.correction import (
+        corrected_scores as corrected_scores, workspace_correction as workspace_correction,
+    )
     from trecbench.judging.audit import audit_qrels as audit_qrels, read_audit as read_audit
     from trecbench.llm import ModelConfig as ModelConfig, LLM as LLM, Budget as Budget
     from trecbench.judging.pool import judge_pool as judge_pool
@@ -156,6 +160,7 @@ _EXPORTS = by_module({
     "trecbench.versions": ("update_corpus", "corpus_versions", "corpus_changes"),
     "trecbench.qrels.agreement": ("agreement",),
     "trecbench.judging.validate": ("draw_sample", "validate_judges"),
+    "trecbench.evaluation.correction": ("corrected_scores", "workspace_correction"),
     "trecbench.judging.audit": ("audit_qrels", "read_audit"),
     "trecbench.llm": ("ModelConfig", "LLM", "Budget"),
     "trecbench.judging.pool": ("judge_pool",),

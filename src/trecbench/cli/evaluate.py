@@ -83,9 +83,19 @@ def eval_group() -> None:
 @click.option("--level", type=click.Choice(["passage", "document"]), default="passage", show_default=True,
               help="document: score source documents as TREC RAG does (a document's grade is its best passage's; a "
                    "run's documents are its passages' sources in order of first appearance).")
+@click.option("--corrected", is_flag=True,
+              help="With -w: also print each run's mean under the workspace's model judge's qrels corrected by the "
+                   "pairs people graded (prediction-powered inference), with 95%% intervals and differences between "
+                   "runs (docs/correction.md).")
+@click.option("--corrected-judge", default=None, metavar="NAME",
+              help="With --corrected: the model judge whose qrels are corrected (default: the one with most judgments).")
+@click.option("--corrected-sample", default=None, metavar="POOL",
+              help="With --corrected: the validation sample whose design weights people's grades (default: the newest).")
+@click.option("--width", type=click.FloatRange(0, min_open=True), default=None,
+              help="With --corrected: also print the human judgments needed for an interval this wide.")
 def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic, no_summary, missing_topics,
               trec_eval_version, judged_only, judged_k, judged_threshold, fmt, output, quiet, threads, against,
-              corpus_spans, cover, qrels_spans, level) -> None:
+              corpus_spans, cover, qrels_spans, level, corrected, corrected_judge, corrected_sample, width) -> None:
     """Score RUN files against --qrels or -w BENCH with trec_eval's numbers.
 
     Several runs give one table, a row per run, best first by the first measure (ties in the order
@@ -107,19 +117,22 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
       trecbench eval retrieval -w mybench bm25.txt dense.txt -m nDCG@10
       trecbench eval retrieval --qrels qrels.txt --qrels-spans corpus.jsonl --corpus-spans chunks.jsonl run.txt
       trecbench eval retrieval --qrels qrels.txt --qrels-spans corpus.jsonl --level document run.txt
+      trecbench eval retrieval -w mybench bm25.txt dense.txt -m P@10 -m nDCG@10 --corrected --width 0.05
     """
     _lean_process()
     from trecbench.helpers.progress import progress_bar
     from trecbench.evaluation.retrieval import output as out
     from trecbench.evaluation.retrieval.names import MeasureError
     from trecbench.evaluation.retrieval.frames import DEFAULT_MEASURES, low_judged, score_runs
-    from trecbench.files.output import check_writable, open_output
+    from trecbench.files.output import check_writable
 
     check_writable(output)
     version = trec_eval_version
     if not measures:
         measures = ("official",) if fmt == "trec_eval" or against else DEFAULT_MEASURES
     _check_usage(qrels_path, workspace, runs, against)
+    correction = _correction(workspace, runs, measures, rel_level, missing_topics, fmt, against, judged_only,
+                             corrected, corrected_judge, corrected_sample, width)
     if no_summary and (fmt != "trec_eval" or against):
         raise click.UsageError("-n (no summary) is trec_eval's: give it with --format trec_eval, without --against")
     if rel_level is None:
@@ -144,9 +157,52 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
     if against:
         _against(results[0], against, version)
         return
+    _write(results, output, fmt, per_topic, version, no_summary, correction,
+           _holes(workspace, projection, results, judged_k, rel_level))
+
+
+def _correction(workspace, runs, measures, rel_level, missing_topics, fmt, against, judged_only, corrected,
+                judge, sample, width):
+    """--corrected's figures (None without it): usage checked before anything is scored."""
+    if not corrected:
+        if judge is not None or sample is not None or width is not None:
+            raise click.UsageError("--corrected-judge, --corrected-sample and --width go with --corrected")
+        return None
+    if workspace is None:
+        raise click.UsageError("--corrected corrects a workspace's model qrels with its human grades: give -w BENCH")
+    if fmt not in ("table", "json") or against or judged_only or "-" in runs:
+        raise click.UsageError("--corrected prints a table or JSON (--format table|json), without --against, -J or "
+                               "a run on standard input (it reads the runs again)")
+    from trecbench.evaluation.correction.workspace import workspace_correction
+
+    return workspace_correction(workspace, list(runs), [m for m in measures if m not in ("official", "all_trec")],
+                                judge=judge, sample=sample, rel_level=rel_level, width=width,
+                                missing_topics=missing_topics)
+
+
+def _write(results, output, fmt, per_topic, version, no_summary, correction, notes: list[str]) -> None:
+    """The scores (and the corrected ones, with --corrected) to the output, then the coverage notes and `notes`."""
+    from trecbench.evaluation.retrieval import output as out
+    from trecbench.files.output import open_output
+
     with open_output(output) as stream:
-        out.write_results(results, stream, fmt, per_topic=per_topic, version=version, summary=not no_summary)
-    for note in out.coverage_notes(results) + _holes(workspace, projection, results, judged_k, rel_level):
+        if correction is None:
+            out.write_results(results, stream, fmt, per_topic=per_topic, version=version, summary=not no_summary)
+        elif fmt == "json":
+            import io
+            import json
+
+            plain = io.StringIO()
+            out.write_results(results, plain, fmt, per_topic=per_topic, version=version)
+            json.dump({"scores": json.loads(plain.getvalue()), "corrected": {**correction[0].as_dict(),
+                                                                             "used": correction[1]}}, stream, indent=2)
+            stream.write("\n")
+        else:
+            from trecbench.evaluation.correction.output import correction_lines
+
+            out.write_results(results, stream, fmt, per_topic=per_topic, version=version)
+            stream.write("\n".join(correction_lines(correction[0], correction[1], order=[r.shown for r in results])) + "\n")
+    for note in out.coverage_notes(results) + notes:
         click.echo(note, err=True)
 
 

@@ -16,6 +16,10 @@ from trecbench.cli.common import format_option, workspace_option
               help="With --sample: the widest 95%% interval of the agreement rate; pairs = ceil(1.96^2 / width^2).")
 @click.option("--from", "source", default=None, help="With --sample: the pool to draw from (default: the newest).")
 @click.option("--name", default="validation", show_default=True, help="With --sample: the new pool's name.")
+@click.option("--strategy", type=click.Choice(["stratified", "uncertainty"]), default="stratified", show_default=True,
+              help="With --sample: stratified (by rank band and model grade, proportional) or uncertainty (pairs "
+                   "drawn with probability growing with the model's uncertainty and the runs' ranks: where people "
+                   "shrink the corrected intervals most, docs/correction.md).")
 @click.option("--pool", "pool_name", default=None, help="The validation pool to compare on (default: the newest).")
 @click.option("--reference", default=None, help="Only this human or imported judge's grades (default: people, then imports).")
 @click.option("--measure", default="nDCG@10", show_default=True, help="Measure that ranks the pooled runs for tau.")
@@ -26,8 +30,8 @@ from trecbench.cli.common import format_option, workspace_option
               help="Bootstrap draws of topics for the intervals.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0), help="Seed of the sample and the bootstrap.")
 @format_option("table", "json")
-def validate(workspace, draw, size, width, source, name, pool_name, reference, measure, threshold, bootstrap, seed,
-             fmt) -> None:
+def validate(workspace, draw, size, width, source, name, strategy, pool_name, reference, measure, threshold, bootstrap,
+             seed, fmt) -> None:
     """Check a model judge against people on a sample of the pool before judging the whole pool with it.
 
     First `--sample` stores a stratified sample (by the runs' rank bands and, when a model has judged, by
@@ -41,6 +45,7 @@ def validate(workspace, draw, size, width, source, name, pool_name, reference, m
     \b
     Example:
       trecbench judge validate -w mybench --sample --size 200
+      trecbench judge validate -w mybench --sample --size 200 --strategy uncertainty --name people
       trecbench serve -w mybench --pool validation
       trecbench judge llm -w mybench --pool validation --model openai/gpt-4o-mini --prompt multi-criteria
       trecbench judge validate -w mybench --format json
@@ -52,7 +57,7 @@ def validate(workspace, draw, size, width, source, name, pool_name, reference, m
     if draw:
         if (size is None) == (width is None):
             raise click.UsageError("--sample needs one of --size and --width")
-        sample = draw_sample(ws, size=size, width=width, source=source, name=name, seed=seed)
+        sample = draw_sample(ws, size=size, width=width, source=source, name=name, seed=seed, strategy=strategy)
         if fmt == "json":
             click.echo(json.dumps({"pool": sample.name, "source": sample.source, "pairs": sample.pairs,
                                    "topics": sample.topics, "strata": sample.strata}, indent=2))
@@ -63,8 +68,8 @@ def validate(workspace, draw, size, width, source, name, pool_name, reference, m
             click.echo(f"  {stratum}\t{k} of {n}")
         click.echo(f"judge it blind: trecbench serve -w {workspace} --pool {sample.name}")
         return
-    if size is not None or width is not None or source is not None:
-        raise click.UsageError("--size, --width and --from go with --sample")
+    if size is not None or width is not None or source is not None or strategy != "stratified":
+        raise click.UsageError("--size, --width, --from and --strategy go with --sample")
     result = run_validate(ws, pool_name, reference=reference, measure=measure, threshold=threshold,
                           bootstrap=bootstrap, seed=seed)
     click.echo(json.dumps(result.as_dict(), indent=2) if fmt == "json" else format_table(result))

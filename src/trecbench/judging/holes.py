@@ -7,7 +7,7 @@ score a run with; a model's grade does not close a hole. `judge_holes` has a mod
 through `judge_pool` (its `pairs`), so they are cached, budgeted, dry-run, batched, leased and resumed as
 `judge llm` does and recorded as that model judge's judgments: a hole is judged and paid once, and a second
 run asks nothing. `hole_scores` then gives a run's score three ways (people only, holes filled by the
-model, corrected: `corrected_score`, the hook the lead wires to `trecbench.evaluation.correction`) with a
+model, corrected: `corrected_score`, through `trecbench.evaluation.correction`) with a
 warning whose strength follows the hole share and the filling judge's validated agreement (binarised
 kappa from `judge validate`); docs/holes.md gives the thresholds and their reasons.
 
@@ -245,7 +245,7 @@ def hole_warning(share: float, kappa: float | None, *, depth: int = DEFAULT_DEPT
 
 @dataclass(frozen=True)
 class HoleScores:
-    """A run's score three ways: people's qrels only, holes filled by a model, corrected (None until wired)."""
+    """A run's score three ways: people's qrels only, holes filled by a model, corrected (an estimate, or why there is none)."""
 
     run: str
     measure: str
@@ -257,7 +257,7 @@ class HoleScores:
     kappa: float | None  # its validated binarised kappa (None: not validated)
     people: float
     with_holes_filled: float
-    corrected: Any = None  # `corrected_score`'s figure (an estimate with its interval), None until it is wired
+    corrected: Any = None  # `corrected_score`'s figure: an estimate with its interval, or why there is none
     warning: HoleWarning = field(default_factory=lambda: HoleWarning("none", ""))
 
     @property
@@ -274,13 +274,25 @@ class HoleScores:
                 "warning": {"level": self.warning.level, "message": self.warning.message}}
 
 
-def corrected_score(ws: Workspace, run: str, frame: pd.DataFrame, measure: str, *, people: pd.DataFrame,
-                    filled: pd.DataFrame, judge: str | None, rel_level: int) -> Any:
-    """THE HOOK for the corrected figure of a run whose holes a model filled: the lead wires it to the
-    prediction-powered estimator of `trecbench.evaluation.correction` (people's grades as the human sample,
-    the judge's as the model's). Returns that estimate (with `value`, `low`, `high`), or None: not wired yet,
-    and `eval retrieval` then says so."""
-    return None
+def corrected_score(ws: Workspace, run: str, frame: pd.DataFrame, measure: str, *, judge: str | None,
+                    rel_level: int) -> Any:
+    """The corrected figure of a run whose holes a model filled: the filling judge's qrels corrected by
+    people's grades of the pairs it also graded (`trecbench.evaluation.correction.workspace_correction`:
+    prediction-powered inference). Returns the estimate (`value`, `low`, `high`), or a short sentence saying
+    why there is none (no judge, no pair people graded, a measure the estimators do not cover)."""
+    from trecbench.errors import InputError
+    from trecbench.evaluation.correction.workspace import workspace_correction
+
+    if judge is None:
+        return "not available (no model judge filled a hole)"
+    try:
+        result, _ = workspace_correction(ws, {run: frame}, [measure], judge=judge, rel_level=rel_level)
+    except InputError as e:
+        return f"not available ({e.message})"
+    found = [c for c in result.scores if c.run == run and c.measure == measure]
+    if not found or found[0].estimate is None:
+        return f"not available ({measure} is not corrected: see docs/correction.md)"
+    return found[0].estimate
 
 
 def hole_scores(ws: WorkspaceLike, runs: Any, measure: str, *, depth: int = DEFAULT_DEPTH, rel_level: int | None = None,
@@ -317,8 +329,7 @@ def hole_scores(ws: WorkspaceLike, runs: Any, measure: str, *, depth: int = DEFA
         kappa = kappas.get(chosen) if chosen is not None else None
         warning = hole_warning(holes.share, kappa, depth=depth, judge=chosen if filled else None,
                                unfilled=len(holes.holes) - filled)
-        corrected = corrected_score(ws, name, frame, measure, people=human, filled=filled_qrels, judge=chosen,
-                                    rel_level=rel_level)
+        corrected = corrected_score(ws, name, frame, measure, judge=chosen if filled else None, rel_level=rel_level)
         out.append(HoleScores(name, measure, depth, holes.pairs, len(holes.holes), filled,
                               chosen if filled else None, kappa, score, with_fill, corrected, warning))
     return out
@@ -367,8 +378,7 @@ def format_hole_scores(scores: Sequence[HoleScores]) -> list[str]:
     """The lines `eval retrieval -w` prints on stderr: per run its holes, the three figures, the warning."""
     lines = []
     for s in scores:
-        corrected = ("not available (the corrected estimator is not wired: trecbench.judging.holes.corrected_score)"
-                     if s.corrected is None else _interval(s.corrected))
+        corrected = "not available" if s.corrected is None else _interval(s.corrected)
         judge = f"filled by {s.judge}: {s.filled}" if s.judge else "filled by no model judge"
         lines.append(f"holes of {s.run}: {s.holes} of {s.pairs} pairs of its top {s.depth} ({s.share:.0%}) "
                      f"unjudged by people; {judge}")

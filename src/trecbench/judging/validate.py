@@ -71,16 +71,21 @@ class Sample:
 
 
 def draw_sample(ws, *, size: int | None = None, width: float | None = None, source: str | None = None,
-                name: str = "validation", seed: int = 0) -> Sample:
-    """Store a stratified sample of the pool `source` (default: the newest but samples) as pool `name`.
+                name: str = "validation", seed: int = 0, strategy: str = "stratified") -> Sample:
+    """Store a sample of the pool `source` (default: the newest but samples) as pool `name`.
 
-    Strata are (rank band) or, when models have judged the pairs, (rank band, newest model grade). Each
-    stratum gets its share of `size` by largest remainder, and at least one pair while `size` allows.
+    strategy "stratified": strata are (rank band) or, when models have judged the pairs, (rank band, newest
+    model grade); each stratum gets its share of `size` by largest remainder, and at least one pair while
+    `size` allows. "uncertainty": pairs drawn with probability growing with the model's uncertainty and
+    the runs' ranks, by rank band (`judging.lara`). Either way each pair's inclusion probability and
+    stratum are kept in the pool's params (`inclusion`): the design the corrected scores weight by.
     """
     from trecbench.store.workspace import load_pool, save_pool
 
     if (size is None) == (width is None):
         raise ValueError("give exactly one of size and width")
+    if strategy not in SAMPLING:
+        raise ValueError(f"strategy must be one of {', '.join(SAMPLING)}, not {strategy!r}")
     n = size if size is not None else size_for_width(width)  # type: ignore[arg-type]
     if source is None:  # the newest pool that is not itself a sample
         source = next((p.name for p in reversed(ws.pools()) if p.strategy != STRATEGY), None)
@@ -91,6 +96,31 @@ def draw_sample(ws, *, size: int | None = None, width: float | None = None, sour
         raise InputError(str(ws.path), 0, f"pool {pool.attrs['name']!r} is itself a validation sample: "
                                           "name the pool it was drawn from with --from")
     frame = pool[pool["representative"]].reset_index(drop=True)
+    rng = np.random.default_rng(seed)
+    if strategy == "uncertainty":
+        chosen, strata = _uncertainty_draw(ws, frame, min(n, len(frame)), rng)
+    else:
+        chosen, strata = _stratified_draw(ws, frame, n, rng)
+    sample = chosen.iloc[rng.permutation(len(chosen))].copy()  # judging order: random, so no stratum comes first
+    sample["priority"] = sample.groupby("query_id").cumcount() + 1
+    sample["group"] = None
+    sample["representative"] = True
+    params = {"source": pool.attrs["name"], "size": int(len(sample)), "seed": seed, "width": width,
+              "strata": {s: list(v) for s, v in strata.items()}, "runs": pool.attrs["info"].get("runs", []),
+              "sampling": strategy, "inclusion": inclusion(sample)}
+    try:
+        save_pool(ws, name, STRATEGY, params, sample.drop(columns=["stratum", "pi"]).sort_values(["query_id", "priority"]))
+    except ValueError as e:
+        raise InputError(str(ws.path), 0, f"{e}: choose another --name") from None
+    return Sample(name, pool.attrs["name"], len(sample), int(sample["query_id"].nunique()), strata)
+
+
+SAMPLING = ("stratified", "uncertainty")  # how `draw_sample` chooses (`judge validate --sample --strategy`)
+
+
+def _stratified_draw(ws, frame: pd.DataFrame, n: int, rng) -> tuple[pd.DataFrame, dict[str, tuple[int, int]]]:
+    """The stratified sample's rows (with `stratum` and `pi`, pool order) and each stratum's (sampled, size)."""
+    frame = frame.copy()
     frame["stratum"] = [rank_band(r) for r in frame["best_rank"]]
     model = _newest_model_grades(ws)
     if not model.empty:
@@ -98,24 +128,49 @@ def draw_sample(ws, *, size: int | None = None, width: float | None = None, sour
         frame["stratum"] = [f"{s} grade {int(g)}" if g == g else f"{s} unjudged" for s, g in zip(frame["stratum"], grades)]
     sizes = frame.groupby("stratum").size()
     share = allocate(sizes, min(n, len(frame)))
-    rng = np.random.default_rng(seed)
     chosen = []
     for stratum, k in share.items():
         members = frame.index[frame["stratum"] == stratum].to_numpy()
         chosen.extend(rng.choice(members, size=k, replace=False).tolist())
-    sample = frame.loc[sorted(chosen)].copy()
-    sample = sample.iloc[rng.permutation(len(sample))]  # judging order: random, so no stratum comes first
-    sample["priority"] = sample.groupby("query_id").cumcount() + 1
-    sample["group"] = None
-    sample["representative"] = True
     strata = {s: (int(share[s]), int(sizes[s])) for s in sizes.index}
-    params = {"source": pool.attrs["name"], "size": int(len(sample)), "seed": seed, "width": width,
-              "strata": {s: list(v) for s, v in strata.items()}, "runs": pool.attrs["info"].get("runs", [])}
-    try:
-        save_pool(ws, name, STRATEGY, params, sample.drop(columns=["stratum"]).sort_values(["query_id", "priority"]))
-    except ValueError as e:
-        raise InputError(str(ws.path), 0, f"{e}: choose another --name") from None
-    return Sample(name, pool.attrs["name"], len(sample), int(sample["query_id"].nunique()), strata)
+    sample = frame.loc[sorted(chosen)].copy()
+    sample["pi"] = [strata[s][0] / strata[s][1] for s in sample["stratum"]]
+    return sample, strata
+
+
+def inclusion(sample: pd.DataFrame) -> list[list]:
+    """[query_id, doc_id, inclusion probability, stratum] of each sampled pair: the design
+    `evaluation.correction` weights people's grades by."""
+    return [[str(q), str(d), float(p), str(s)]
+            for q, d, p, s in zip(sample["query_id"], sample["doc_id"], sample["pi"], sample["stratum"])]
+
+
+def _uncertainty_draw(ws, frame: pd.DataFrame, n: int, rng: np.random.Generator
+                     ) -> tuple[pd.DataFrame, dict[str, tuple[int, int]]]:
+    """The rows of `frame` (pool candidates) drawn by `judging.lara`'s rule, with `stratum` (rank band) and
+    `pi`, and each band's (sampled, size): the `uncertainty` strategy."""
+    from trecbench.judging.lara import allocate, proportional, rank_weight, relevance_chance, sampled_grades, systematic
+
+    threshold = ws.settings.scale.relevant
+    judgments = ws.judgments(direct=True)
+    models = judgments[judgments["judge_kind"] == "model"].sort_values("id")
+    judged = (models.drop_duplicates(["query_id", "doc_id", "judge_id"], keep="last")
+              .rename(columns={"grade": "relevance"})[["query_id", "doc_id", "judge_id", "relevance"]])
+    human, _ = reference_grades(judgments)
+    p = relevance_chance(frame, judged, human, sampled_grades(ws, ws.settings.scale.max_grade), threshold)
+    weight = np.array([rank_weight(r, b) for r, b in zip(frame["ranks"], frame["best_rank"])])
+    frame = frame.assign(stratum=[rank_band(r) for r in frame["best_rank"]], score=weight * np.sqrt(p * (1 - p)))
+    sizes = frame.groupby("stratum").size()
+    share = allocate(frame.groupby("stratum")["score"].sum(), sizes, min(n, len(frame)))
+    parts = []
+    for band, k in share.items():
+        members = frame[frame["stratum"] == band]
+        pi = proportional(members["score"].to_numpy(), k)
+        picked = systematic(pi, rng)
+        parts.append(members.iloc[picked].assign(pi=pi[picked]))
+    chosen = pd.concat(parts).sort_index().drop(columns=["score"]) if parts else frame.iloc[:0].assign(pi=[])
+    strata = {str(b): (int((chosen["stratum"] == b).sum()), int(sizes[b])) for b in sizes.index}
+    return chosen, strata
 
 
 def allocate(sizes: pd.Series, n: int) -> pd.Series:

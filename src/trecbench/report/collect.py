@@ -161,6 +161,7 @@ class AgreementSection:
     missing: Missing | None = None
     validation: Any = None  # trecbench.judging.validate.Validation of the newest validation sample, if people judged it
     compared: list[JudgePair] = field(default_factory=list)  # confusion matrix and system-ordering correlation
+    corrected: Any = None  # (Correction, sentence): the runs' model-qrels means corrected by people's grades
 
 
 @dataclass
@@ -225,6 +226,9 @@ def build_report(workspace: WorkspaceLike, options: ReportOptions | None = None,
     from trecbench.judging.validate import report_validation
 
     agreement.validation = report_validation(ws, threshold=options.threshold)
+    from trecbench.evaluation.correction.workspace import report_correction
+
+    agreement.corrected = report_correction(ws, retrieval.scored, options.measures, threshold=options.threshold)
     audit = audit_section(ws)
     bar.update()
     bar.set_description_str("model calls")

@@ -227,6 +227,12 @@ class JudgmentStore(CorpusVersionStore):
                                          "AND propagated_from IS NULL ORDER BY id", (judge_id,))
         return [r[0] for r in rows]
 
+    def pair_replies(self, judge_id: int) -> list[tuple[str, str, str]]:
+        """(qid, docid, raw reply) of judge `judge_id`'s direct successful judgments that kept a reply, id order."""
+        return self.connection().execute(
+            "SELECT qid, docid, raw_reply FROM judgments WHERE judge_id = ? AND status = 'ok' AND propagated_from "
+            "IS NULL AND raw_reply IS NOT NULL ORDER BY id", (judge_id,)).fetchall()
+
 
 def _judgment_sql(*, status: str | None = "ok", kind: str | None = None, qid: str | None = None,
                   docid: str | None = None, pool: int | None = None, direct: bool = False,

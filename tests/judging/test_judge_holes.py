@@ -92,13 +92,14 @@ def test_eval_prints_people_only_filled_and_corrected_with_a_warning_by_size_and
     err = e.stderr.splitlines()
     # new: P@3 of t1 (d3 d1 d2) and t2 (d6 d4 d5); people grade only d1 and d4 relevant; the model d3 and d6 (1)
     assert f"holes of new: 2 of 6 pairs of its top 3 (33%) unjudged by people; filled by {JUDGE}: 2" in err
-    assert ("  P@3: people only 0.3333; holes filled 0.6667; corrected not available (the corrected estimator is "
-            "not wired: trecbench.judging.holes.corrected_score)") in err
+    # corrected: the judge agrees with people on every pair both graded, so the prediction-powered rectifier
+    # is 0 and the interval has no width: the corrected figure is the filled one
+    assert "  P@3: people only 0.3333; holes filled 0.6667; corrected 0.6667 [0.6667, 0.6667]" in err
     strong = next(line for line in err if line.startswith("strong warning: new: "))
     assert "33% of its top 3 unjudged by people" in strong and "validated binarised kappa 1.00, good" in strong
     # close: 1 hole of 5 (20%): medium holes, a good judge: a warning, not a strong one
     assert f"holes of close: 1 of 5 pairs of its top 3 (20%) unjudged by people; filled by {JUDGE}: 1" in err
-    assert "  P@3: people only 0.3333; holes filled 0.5000; corrected not available" in "\n".join(err)
+    assert "  P@3: people only 0.3333; holes filled 0.5000; corrected 0.5000 [0.5000, 0.5000]" in err
     assert any(line.startswith("warning: close: 20% of its top 3") for line in err)
     # the table scores on the workspace's qrels (a person's grade first, else a model's): the filled figures
     assert "0.6667" in e.stdout and "0.5000" in e.stdout and "0.6667" not in before.stdout

@@ -288,7 +288,7 @@ def corrected_score(ws: Workspace, run: str, frame: pd.DataFrame, measure: str, 
     try:
         result, _ = workspace_correction(ws, {run: frame}, [measure], judge=judge, rel_level=rel_level)
     except InputError as e:
-        return f"not available ({e.message})"
+        return f"not available ({e.problems[0].message if e.problems else e})"
     found = [c for c in result.scores if c.run == run and c.measure == measure]
     if not found or found[0].estimate is None:
         return f"not available ({measure} is not corrected: see docs/correction.md)"

@@ -15,7 +15,7 @@ Paths measured:
   pandas   pandas' C parser (`files.trec.fast_table`: the next try for files the split refuses; qrels only)
 The trecbench paths run as in a core install, where pyarrow is not installed: their children cannot import
 it (pandas then keeps str columns as Python objects). With pyarrow installed, pandas converts read_run's
-str columns to Arrow (about 0.3 s more per million docids). The arrow paths import it, as peers.
+str columns to Arrow (about 0.3 s more per column of a million ids). The arrow paths import it, as peers.
 Inputs: a synthetic run (~50 MB, 6 fields, single spaces, seeded numpy), the real runs of
 /work/shared/data/real (12 files), a synthetic qrels file (~20 MB) and the real qrels (6 files).
 Every path must give what the shipped reader gives (the DataFrames: dtypes, values, attrs; the columns:

@@ -1,25 +1,26 @@
 """Clean TREC files straight into numpy columns, with no Python object per line.
 
 Most runs and qrels have exactly one space (or one tab) between fields and nothing else odd. Such a
-file is split with a few vectorised passes over its bytes: newline and separator positions, then
-each wanted field gathered into a NUL-padded byte matrix. Ids stay as big-endian 64-bit words
-(`Ids`), which compare and sort exactly as C's strcmp compares the strings; numbers are parsed
-digit by digit where that is exact and by numpy's correctly rounded parser elsewhere. Anything
-else (other whitespace, missing or extra fields, a blank line, a comment, a value that is not a
-number, a pair listed twice) makes `split_fields` return None and the exact line-by-line readers
-decide, so a result never depends on which path read the file.
+file is split with a few vectorised passes over its bytes, a block of about 4 MB at a time: one pass
+finds every byte up to 32 (in a clean block: the separators, CRs and newlines, so line i's are row i
+of a matrix of their positions), each wanted field is gathered as one fixed-width item per line (an
+overlapping view of the block, one fancy index, no loop per byte), ids become big-endian 64-bit words
+(`Ids`), which compare and sort exactly as C's strcmp compares the strings, and numbers are read
+right-aligned, so that a column is a decimal place: eight digits per word by three multiplications,
+which columns hold digits and dots as bits of one word per line. Up to 15 digits are exact by one
+division, 16 to 18 by one x87 extended division (unless it lands on a midpoint between two doubles),
+anything else by numpy's correctly rounded parser. Anything else in the file (other whitespace or
+control bytes, missing or extra fields, a blank line, a comment, a value that is not a number, a
+pair listed twice) makes `split_fields` return None and the exact line-by-line readers decide, so a
+result never depends on which path read the file.
 
 This is trecbench's one fast path for TREC files: evaluation (`read_run_columns`,
 `read_qrels_columns`), pooling (pooling/rank.py), `read_run` and `read_qrels` all split clean bytes
 here, and what it refuses goes to files/trec.py (pandas' C parser, then the exact line-by-line
-reader and its `path:line: message` errors). `read_run` used pyarrow's CSV reader until issue 20;
-benchmarks/read_speed.py measured both, each giving `read_run`'s DataFrame, on 2026-12-01 at
-commit 2ac40f6 (2 cores, load 1.8-2.1, 5 interleaved rounds, median CPU): a 50.4 MB run costs
-`read_run` 0.561 s here (148 MiB more peak RSS), 18x a raw read of its bytes (0.031 s), against
-pyarrow's 0.845 s (356 MiB); 19.9 MB of qrels cost `read_qrels` 0.407 s, against pandas' parser
-0.613 s and pyarrow's 0.618 s. On the 12 small real runs of /work/shared/data/real the two were close
-(0.119 s against pyarrow's 0.125 s), and pyarrow read some files wrong (an empty field after the first
-line, a space inside a tab-separated field), so it was removed.
+reader and its `path:line: message` errors). It needs numpy only: pyarrow, whose CSV reader
+`read_run` used until issue 20 and whose string arrays pooling used until issue 23, is not a
+dependency. benchmarks/read_speed.py measures it against pyarrow's CSV reader and a raw read of the
+bytes (the figures: docs/speed.md).
 """
 from __future__ import annotations
 

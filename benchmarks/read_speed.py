@@ -1,24 +1,33 @@
-"""Reading TREC files into what `read_run` / `read_qrels` return: each fast path against a raw read of the bytes.
+"""Reading TREC files: trecbench's reader against pyarrow's CSV reader and a raw read of the bytes.
 
-Paths measured (each must give the very DataFrame the shipped reader gives: dtypes, values, attrs):
+Paths measured:
   raw      `open(path, "rb").read()`: the physical floor, no parsing
-  columns  trecbench.files.columns.split_fields, as `read_run` and `read_qrels` use it (their
-           `_columns_run`, `_columns_qrels`): a vectorised numpy split of clean bytes, the ids handed to
-           pandas as Arrow strings (runs) or Python str (qrels, whose ids are object dtype)
-  arrow    pyarrow's multi-threaded CSV reader on one delimiter (the reader `read_run` used before
-           issue 20; kept here, written out, so the comparison can be repeated)
-  pandas   pandas' C parser (`files.trec.fast_table`: what `read_qrels` used first before issue 20,
-           still the next try for files the columns path refuses; qrels only, as for runs it gives
-           object ids where the clean path gives Arrow strings)
+  split    trecbench's reader (files/columns.py `split_fields`, as `read_run_columns` and
+           `read_qrels_columns` give it to evaluation and pooling): ids as uint64 words, scores and
+           grades as numpy arrays, the duplicate (topic, docid) check; no Python object per line
+  arrow1   the peer of split: pyarrow's CSV reader on one thread into an Arrow table of the same
+           columns (no pandas)
+  columns  `read_run` / `read_qrels`' DataFrame from the same split (`_columns_run`, `_columns_qrels`):
+           a Python str per docid, as pandas holds strings without pyarrow (runs: pandas' `str`; qrels:
+           object, as the other paths give them)
+  arrow    pyarrow's multi-threaded CSV reader on one delimiter into the same DataFrame (the reader
+           `read_run` used before issue 20; kept here, written out, so the comparison can be repeated)
+  pandas   pandas' C parser (`files.trec.fast_table`: the next try for files the split refuses; qrels only)
+The trecbench paths run as in a core install, where pyarrow is not installed: their children cannot import
+it (pandas then keeps str columns as Python objects). With pyarrow installed, pandas converts read_run's
+str columns to Arrow (about 0.3 s more per column of a million ids). The arrow paths import it, as peers.
 Inputs: a synthetic run (~50 MB, 6 fields, single spaces, seeded numpy), the real runs of
 /work/shared/data/real (12 files), a synthetic qrels file (~20 MB) and the real qrels (6 files).
+Every path must give what the shipped reader gives (the DataFrames: dtypes, values, attrs; the columns:
+the same values).
 
 Every measurement is its own child process, and the rounds are interleaved: round 1 runs every
 (input, path) once, in an order that rotates each round, then round 2, and so on, so a change of
 the machine's load falls on every path alike. The child times the read alone with
-time.process_time (all its threads' CPU: pyarrow's reader uses both cores); os.wait4 gives the
-child's whole CPU (start-up included) and peak RSS. The best of the rounds is printed, with MB per
-CPU second and, last, the ratio to the raw read's CPU.
+time.process_time (all its threads' CPU: the arrow path's reader uses both cores); os.wait4 gives the
+child's whole CPU (start-up included) and peak RSS. The median of the rounds is printed, with MB per
+CPU second and the ratio to the raw read's median CPU; last, the median over rounds of each round's
+ratio of split to arrow1 and of columns to arrow, and the load average before and after each round.
 
     PYTHONPATH=src python benchmarks/read_speed.py [--rounds 5] [--mb 50] [--folder /tmp/trecbench-read-speed]
 """
@@ -37,8 +46,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 REAL = Path("/work/shared/data/real")
 SEED = 20
-RUN_PATHS = ["raw", "columns", "arrow"]
-QRELS_PATHS = ["raw", "columns", "arrow", "pandas"]
+RUN_PATHS = ["raw", "split", "arrow1", "columns", "arrow"]
+QRELS_PATHS = ["raw", "split", "arrow1", "columns", "arrow", "pandas"]
+CORE_PATHS = {"split", "columns"}  # trecbench's: measured without pyarrow, as a core install has it
 
 
 # --- inputs -------------------------------------------------------------------------------------
@@ -115,9 +125,20 @@ def qrels_by_columns(data: bytes, path: str):
     return _columns_qrels(data, path)
 
 
-def arrow_table(data: bytes, names: list[str], keep: dict[str, str]):
-    """pyarrow's CSV reader on the first line's delimiter (tab, else space), as `read_run` used it."""
-    import numpy as np
+def run_by_split(data: bytes, path: str):
+    from trecbench.evaluation.retrieval.rankings import read_run_columns
+
+    return read_run_columns(path, data)
+
+
+def qrels_by_split(data: bytes, path: str):
+    from trecbench.evaluation.retrieval.rankings import read_qrels_columns
+
+    return read_qrels_columns(path)  # reads the file a block at a time
+
+
+def arrow_csv(data: bytes, names: list[str], keep: dict[str, str], threads: bool = True):
+    """pyarrow's CSV reader on the first line's delimiter (tab, else space) into an Arrow table, or None."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -131,7 +152,7 @@ def arrow_table(data: bytes, names: list[str], keep: dict[str, str]):
     try:
         table = pcsv.read_csv(
             io.BytesIO(data),
-            read_options=pcsv.ReadOptions(column_names=names, use_threads=True),
+            read_options=pcsv.ReadOptions(column_names=names, use_threads=threads),
             parse_options=pcsv.ParseOptions(delimiter=delim.decode(), quote_char=False, double_quote=False,
                                             escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
             convert_options=pcsv.ConvertOptions(
@@ -140,6 +161,16 @@ def arrow_table(data: bytes, names: list[str], keep: dict[str, str]):
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     if table.num_rows == 0 or any(table.column(k).null_count for k in keep):
+        return None
+    return table
+
+
+def arrow_table(data: bytes, names: list[str], keep: dict[str, str]):
+    """pyarrow's CSV reader (all cores) into pandas, as `read_run` used it, or None."""
+    import numpy as np
+
+    table = arrow_csv(data, names, keep)
+    if table is None:
         return None
     frame = table.to_pandas()
     for name, kind in keep.items():
@@ -198,24 +229,46 @@ def qrels_by_arrow(data: bytes, path: str):
     return frame
 
 
+RUN_FIELDS = (["qid", "q0", "docid", "rank", "score", "tag"], {"qid": "str", "docid": "str", "score": "float64"})
+QRELS_FIELDS = (["qid", "iter", "docid", "grade"], {"qid": "str", "docid": "str", "grade": "int64"})
+
+
+def run_by_arrow1(data: bytes, path: str):
+    return arrow_csv(data, *RUN_FIELDS, threads=False)
+
+
+def qrels_by_arrow1(data: bytes, path: str):
+    return arrow_csv(data, *QRELS_FIELDS, threads=False)
+
+
 def qrels_by_pandas(data: bytes, path: str):
     from trecbench.qrels.trec import _fast_qrels
 
     return _fast_qrels(data, path)
 
 
-READERS = {("run", "columns"): run_by_columns, ("run", "arrow"): run_by_arrow,
-           ("qrels", "columns"): qrels_by_columns, ("qrels", "arrow"): qrels_by_arrow, ("qrels", "pandas"): qrels_by_pandas}
+READERS = {("run", "columns"): run_by_columns, ("run", "arrow"): run_by_arrow, ("run", "split"): run_by_split,
+           ("run", "arrow1"): run_by_arrow1, ("qrels", "columns"): qrels_by_columns, ("qrels", "arrow"): qrels_by_arrow,
+           ("qrels", "pandas"): qrels_by_pandas, ("qrels", "split"): qrels_by_split, ("qrels", "arrow1"): qrels_by_arrow1}
+
+
+def refuse_pyarrow() -> None:
+    """Make pyarrow impossible to import in this process, as in a core install (before pandas is imported)."""
+    sys.modules["pyarrow"] = None  # type: ignore[assignment]
 
 
 def child(kind: str, how: str, files: list[str]) -> None:
     """Read every file one way; print the read's CPU seconds, bytes, rows and RSS after the imports."""
     import resource
 
+    if how in CORE_PATHS:
+        refuse_pyarrow()
     import numpy  # noqa: F401  (the imports are start-up, not reading: done before the clock starts)
     import pandas  # noqa: F401
-    import pyarrow.csv  # noqa: F401
 
+    if how not in CORE_PATHS and how != "raw":
+        import pyarrow.csv  # noqa: F401
+    import trecbench.evaluation.retrieval.rankings  # noqa: F401
     import trecbench.files.columns  # noqa: F401
     import trecbench.qrels.trec  # noqa: F401
     import trecbench.runs.trec  # noqa: F401
@@ -231,7 +284,7 @@ def child(kind: str, how: str, files: list[str]) -> None:
             frame = READERS[kind, how](data, name)
             if frame is None:
                 sys.exit(f"{how} refused {name}")
-            rows += len(frame)
+            rows += len(frame.qid) if hasattr(frame, "qid") else len(frame)  # trecbench's columns, a table, a frame
             del frame
         del data
     cpu = time.process_time() - start
@@ -250,11 +303,13 @@ def peak_rss_kib() -> int:
 
 
 def check_identical(kind: str, files: list[str], hows: list[str]) -> list[str]:
-    """The files every path reads, each giving the very frame the shipped reader gives (dtypes, values, attrs).
+    """The files every path reads, each giving what the shipped reader gives in this process.
 
-    A file some path refuses is named and left out of the timing (the shipped reader then falls back);
-    a path that gives another frame stops the script.
+    DataFrames must equal the shipped reader's (dtypes, values, attrs); the split's columns and the
+    Arrow tables must hold the shipped frame's values. A file some path refuses is named and left out of
+    the timing (the shipped reader then falls back); a path that gives something else stops the script.
     """
+    import numpy as np
     import pandas as pd
 
     from trecbench.qrels import read_qrels
@@ -265,17 +320,28 @@ def check_identical(kind: str, files: list[str], hows: list[str]) -> list[str]:
         with open(name, "rb") as f:
             data = f.read()
         shipped = read_run(name) if kind == "run" else read_qrels(name)
+        values = "score" if kind == "run" else "relevance"
         refused = []
         for how in hows:
             if how == "raw":
                 continue
-            frame = READERS[kind, how](data, name)
-            if frame is None:
+            got = READERS[kind, how](data, name)
+            if got is None:
                 refused.append(how)
                 continue
-            pd.testing.assert_frame_equal(frame, shipped, check_exact=True)
-            if frame.attrs != shipped.attrs or list(frame.dtypes) != list(shipped.dtypes):
-                sys.exit(f"{how} gives other attrs or dtypes than the shipped reader on {name}")
+            if how == "split":
+                same = (got.qid.strings() == shipped["query_id"].tolist() and got.doc.strings() == shipped["doc_id"].tolist()
+                        and np.array_equal(getattr(got, "score", getattr(got, "grade", None)), shipped[values].to_numpy()))
+            elif how == "arrow1":
+                same = (got.column("qid").to_pylist() == shipped["query_id"].tolist()
+                        and got.column("docid").to_pylist() == shipped["doc_id"].tolist()
+                        and np.array_equal(got.column("score" if kind == "run" else "grade").to_numpy(),
+                                           shipped[values].to_numpy()))
+            else:
+                pd.testing.assert_frame_equal(got, shipped, check_exact=True)
+                same = got.attrs == shipped.attrs and list(got.dtypes) == list(shipped.dtypes)
+            if not same:
+                sys.exit(f"{how} gives other values, attrs or dtypes than the shipped reader on {name}")
         if refused:
             print(f"not timed: {name} ({', '.join(refused)} refused it: the shipped reader's fallback reads it)")
         else:
@@ -317,16 +383,23 @@ def main() -> None:
         child(args.child[0], args.child[1], args.child[2:])
         return
     if args.check:
-        print(json.dumps(check_identical(args.check[0], args.check[1:], RUN_PATHS if args.check[0] == "run" else QRELS_PATHS)))
+        kind, core, *files = args.check
+        if core == "core":
+            refuse_pyarrow()
+        hows = [h for h in (RUN_PATHS if kind == "run" else QRELS_PATHS) if (h in CORE_PATHS) == (core == "core")]
+        print(json.dumps(check_identical(kind, files, hows)))
         return
     cases = []
     for name, kind, files in inputs(Path(args.folder), args.mb):
         # in a child, so this process stays small: a child's rusage starts from its parent's peak RSS
-        checked = subprocess.run([sys.executable, __file__, "--check", kind, *files], stdout=subprocess.PIPE, check=True)
-        *notes, last = checked.stdout.decode().splitlines()
-        for note in notes:
-            print(note)
-        kept = json.loads(last)
+        kept = list(files)
+        for mode in ("core", "peers"):  # trecbench's paths without pyarrow, as the core has it; the peers with it
+            checked = subprocess.run([sys.executable, __file__, "--check", kind, mode, *files], stdout=subprocess.PIPE,
+                                     check=True)
+            *notes, last = checked.stdout.decode().splitlines()
+            for note in notes:
+                print(note)
+            kept = [f for f in kept if f in json.loads(last)]
         if kept:
             cases.append((name if len(kept) == len(files) else f"{name.split(' (')[0]} ({len(kept)} files)", kind, kept))
     jobs = [(name, kind, how, files) for name, kind, files in cases for how in (RUN_PATHS if kind == "run" else QRELS_PATHS)]
@@ -342,18 +415,30 @@ def main() -> None:
         loads.append(os.getloadavg()[0])
     print(f"load average (1 min) before and after each round: {' '.join(f'{x:.2f}' for x in loads)}")
     print()
-    print(f"{'input':24} {'path':8} {'MB':>7} {'rows':>9} {'read CPU s':>10} {'median':>7} {'MB/CPU s':>9} "
+    print(f"{'input':24} {'path':8} {'MB':>7} {'rows':>9} {'read CPU s':>10} {'min':>7} {'MB/CPU s':>9} "
           f"{'child CPU s':>11} {'peak MiB':>8} {'+MiB':>6} {'x raw':>7}")
     for name, kind, _ in cases:
-        raw = min(x["cpu"] for x in results[name, "raw"])
+        raw = median([x["cpu"] for x in results[name, "raw"]])
         for how in RUN_PATHS if kind == "run" else QRELS_PATHS:
             recs = results[name, how]
-            best = min(recs, key=lambda x: x["cpu"])
-            median = sorted(x["cpu"] for x in recs)[len(recs) // 2]
-            mb = best["bytes"] / 1e6
-            print(f"{name:24} {how:8} {mb:7.1f} {best['rows']:9} {best['cpu']:10.3f} {median:7.3f} "
-                  f"{mb / max(best['cpu'], 1e-9):9.1f} {best['child_cpu']:11.2f} {max(x['peak_mib'] for x in recs):8.0f} "
-                  f"{max(x['added_mib'] for x in recs):6.0f} {best['cpu'] / max(raw, 1e-9):7.1f}")
+            cpu = median([x["cpu"] for x in recs])
+            mb = recs[0]["bytes"] / 1e6
+            print(f"{name:24} {how:8} {mb:7.1f} {recs[0]['rows']:9} {cpu:10.3f} {min(x['cpu'] for x in recs):7.3f} "
+                  f"{mb / max(cpu, 1e-9):9.1f} {median([x['child_cpu'] for x in recs]):11.2f} "
+                  f"{max(x['peak_mib'] for x in recs):8.0f} {max(x['added_mib'] for x in recs):6.0f} "
+                  f"{cpu / max(raw, 1e-9):7.1f}")
+    print()
+    print("median CPU ratio over the rounds (each round's own ratio; below 1: trecbench is faster):")
+    for name, _, _ in cases:
+        for ours, peer in (("split", "arrow1"), ("columns", "arrow")):
+            ratios = [a["cpu"] / max(b["cpu"], 1e-9) for a, b in zip(results[name, ours], results[name, peer])]
+            print(f"  {name:24} {ours} / {peer}: {median(ratios):.2f} ({' '.join(f'{r:.2f}' for r in ratios)})")
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 if __name__ == "__main__":

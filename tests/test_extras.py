@@ -239,3 +239,46 @@ def test_tomli_is_declared_for_the_pythons_without_tomllib():
     assert "tomli" in imported_packages()
     assert any(re.fullmatch(r"tomli>=[\d.]+;python_version<'3\.11'", r.replace(" ", "").replace('"', "'"))
                for r in pyproject()["project"]["dependencies"])
+
+
+def test_pooling_and_reading_need_no_pyarrow_and_print_what_they_print_with_it(tmp_path, cli_run):
+    runs = sorted((SAMPLE / "runs").iterdir())
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("".join(line + "\n" for line in (SAMPLE / "topics.tsv").read_text().splitlines()[:5])
+                      + "T-none\tnot in any run\n")
+    commands = {"pool.tsv": ("pool", *runs, "--depth", 7, "--topics", topics),
+                "pool-rrf.tsv": ("pool", *runs, "--depth", 5, "--strategy", "rrf", "--budget", 4),
+                "sorted.txt": ("runs", "sort", runs[0]),
+                "eval.txt": ("eval", "retrieval", "--qrels", SAMPLE / "qrels.txt", *runs[:2], "-m", "nDCG@10")}
+    for name, args in commands.items():
+        without_arrow = without(("pyarrow",), *args, *(("-o", tmp_path / f"core-{name}") if name != "eval.txt" else ()))
+        assert without_arrow.returncode == 0, without_arrow.stderr
+        with_arrow = cli_run(*map(str, args), *(("-o", str(tmp_path / name)) if name != "eval.txt" else ()))
+        assert with_arrow.exit_code == 0, with_arrow.output
+        if name == "eval.txt":
+            assert without_arrow.stdout == with_arrow.stdout
+        else:
+            assert (tmp_path / f"core-{name}").read_bytes() == (tmp_path / name).read_bytes(), name
+
+
+def test_the_core_neither_declares_nor_imports_pyarrow():
+    assert "pyarrow" not in declared(None)
+    assert "pyarrow" not in imported_packages()
+
+
+# Python 3.11+ constructs that vermin reports but that run on 3.10, each guarded where it is used:
+# float.is_integer (vermin takes it for int.is_integer, new in 3.12), asyncio.timeout (under
+# `sys.version_info >= (3, 11)`, wait_for otherwise) and tomllib (tomli on 3.10, declared for it).
+VERMIN_GUARDED = ("int.is_integer", "asyncio.timeout", "tomllib")
+
+
+def test_src_needs_no_python_newer_than_3_10():
+    pytest.importorskip("vermin", reason="vermin checks the minimum Python version; install '.[dev]'")
+    excludes = [arg for name in VERMIN_GUARDED for arg in ("--exclude", name)]
+    launch = "import sys, vermin; sys.argv[0] = 'vermin'; sys.exit(vermin.main())"
+    result = subprocess.run([sys.executable, "-c", launch, "--target=3.10-", "--no-tips", "--violations", *excludes,
+                             str(SRC)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    project = pyproject()
+    assert project["project"]["requires-python"] == ">=3.10"
+    assert project["tool"]["ruff"]["target-version"] == "py310"

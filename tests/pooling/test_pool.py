@@ -65,7 +65,7 @@ def test_depth_pool_equals_union_of_each_runs_top_k_in_trec_eval_order():
 def test_scores_equal_as_c_floats_tie_as_in_trec_eval_9():
     # 1.00000001 and 1.0 differ as doubles but not as floats: the tie goes to the greater docid
     cut = top_k(run_frame([("q", "a", 1.00000001), ("q", "b", 1.0)]), 1)
-    assert cut.doc_id.to_pylist() == ["b"]
+    assert cut.doc_id.strings() == ["b"]
 
 
 def test_candidates_keep_their_runs_ranks_best_rank_and_run_count():
@@ -227,7 +227,7 @@ def test_a_run_file_read_for_its_top_documents_only_pools_as_the_whole_run(tmp_p
     got, runid, n_lines = _read_top(str(path), data, depth)
     want = top_k(read_run_columns(path), depth)
     assert (runid, n_lines, got.topics) == ("tag", len(lines), want.topics)
-    assert got.query_id.to_pylist() == want.query_id.to_pylist() and got.doc_id.to_pylist() == want.doc_id.to_pylist()
+    assert got.query_id.strings() == want.query_id.strings() and got.doc_id.strings() == want.doc_id.strings()
     assert got.rank.tolist() == want.rank.tolist()
 
 

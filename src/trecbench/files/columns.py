@@ -1,25 +1,26 @@
 """Clean TREC files straight into numpy columns, with no Python object per line.
 
 Most runs and qrels have exactly one space (or one tab) between fields and nothing else odd. Such a
-file is split with a few vectorised passes over its bytes: newline and separator positions, then
-each wanted field gathered into a NUL-padded byte matrix. Ids stay as big-endian 64-bit words
-(`Ids`), which compare and sort exactly as C's strcmp compares the strings; numbers are parsed
-digit by digit where that is exact and by numpy's correctly rounded parser elsewhere. Anything
-else (other whitespace, missing or extra fields, a blank line, a comment, a value that is not a
-number, a pair listed twice) makes `split_fields` return None and the exact line-by-line readers
-decide, so a result never depends on which path read the file.
+file is split with a few vectorised passes over its bytes, a block of about 4 MB at a time: one pass
+finds every byte up to 32 (in a clean block: the separators, CRs and newlines, so line i's are row i
+of a matrix of their positions), each wanted field is gathered as one fixed-width item per line (an
+overlapping view of the block, one fancy index, no loop per byte), ids become big-endian 64-bit words
+(`Ids`), which compare and sort exactly as C's strcmp compares the strings, and numbers are read
+right-aligned, so that a column is a decimal place: eight digits per word by three multiplications,
+which columns hold digits and dots as bits of one word per line. Up to 15 digits are exact by one
+division, 16 to 18 by one x87 extended division (unless it lands on a midpoint between two doubles),
+anything else by numpy's correctly rounded parser. Anything else in the file (other whitespace or
+control bytes, missing or extra fields, a blank line, a comment, a value that is not a number, a
+pair listed twice) makes `split_fields` return None and the exact line-by-line readers decide, so a
+result never depends on which path read the file.
 
 This is trecbench's one fast path for TREC files: evaluation (`read_run_columns`,
 `read_qrels_columns`), pooling (pooling/rank.py), `read_run` and `read_qrels` all split clean bytes
 here, and what it refuses goes to files/trec.py (pandas' C parser, then the exact line-by-line
-reader and its `path:line: message` errors). `read_run` used pyarrow's CSV reader until issue 20;
-benchmarks/read_speed.py measured both, each giving `read_run`'s DataFrame, on 2026-12-01 at
-commit 2ac40f6 (2 cores, load 1.8-2.1, 5 interleaved rounds, median CPU): a 50.4 MB run costs
-`read_run` 0.561 s here (148 MiB more peak RSS), 18x a raw read of its bytes (0.031 s), against
-pyarrow's 0.845 s (356 MiB); 19.9 MB of qrels cost `read_qrels` 0.407 s, against pandas' parser
-0.613 s and pyarrow's 0.618 s. On the 12 small real runs of /work/shared/data/real the two were close
-(0.119 s against pyarrow's 0.125 s), and pyarrow read some files wrong (an empty field after the first
-line, a space inside a tab-separated field), so it was removed.
+reader and its `path:line: message` errors). It needs numpy only: pyarrow, whose CSV reader
+`read_run` used until issue 20 and whose string arrays pooling used until issue 23, is not a
+dependency. benchmarks/read_speed.py measures it against pyarrow's CSV reader and a raw read of the
+bytes (the figures: docs/speed.md).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from typing import Any, BinaryIO, Iterator, NamedTuple
 import numpy as np
 
 _CHUNK = 1 << 22  # bytes parsed at a time: temporaries stay in cache, memory stays bounded
+_LINES = 1 << 20  # rows handled at a time where a whole column is not needed
 _HASH = np.uint64(0x9E3779B97F4A7C15)
 _SIMPLE_DIGITS = 15  # decimal mantissas below 10**15 < 2**53 are exact doubles
 _POW10 = 10.0 ** np.arange(23)  # exact doubles up to 1e22
@@ -62,30 +64,27 @@ class Ids(NamedTuple):
     def take(self, index: np.ndarray | slice) -> Ids:
         return Ids(self.words[index])
 
-    def to_arrow(self):
-        """The ids as a pyarrow large_string array, built from the bytes (no Python object per id)."""
-        import pyarrow as pa
+    def to_pandas(self) -> Any:
+        """The ids as a pandas Series of pandas' own string dtype (what it infers for a list of str: `str` on
+        pandas 3, object before), each distinct stretch of equal ids one Python str (`objects`)."""
+        return string_series(self.objects())
 
-        raw = np.ascontiguousarray(self.words.astype(">u8")).view(np.uint8).reshape(len(self), -1)
-        offsets = np.zeros(len(self) + 1, dtype=np.int64)
-        np.cumsum((raw != 0).sum(axis=1), out=offsets[1:])
-        data = raw[raw != 0]
-        return pa.LargeStringArray.from_buffers(len(self), pa.py_buffer(offsets), pa.py_buffer(data.tobytes()))
-
-    def to_pandas(self, part: int = 1 << 20):
-        """The ids as a pandas str Series (Arrow-backed), converted `part` rows at a time, so the temporaries
-        of the conversion are one part's, not the column's."""
-        import pandas as pd
-        import pyarrow as pa
-
-        chunks = [self.take(slice(i, i + part)).to_arrow() for i in range(0, len(self), part)]
-        return pd.Series(pa.chunked_array(chunks, type=pa.large_string()).to_pandas())
+    def objects(self) -> np.ndarray:
+        """The ids as a numpy object array of str. Rows of a stretch of equal ids (a run's topic) share one str
+        object: a topic of 1,000 lines costs one decode, not 1,000."""
+        n = len(self)
+        starts = stretch_starts(self) if n else np.zeros(0, dtype=np.int64)
+        if 2 * len(starts) > n:
+            return _object_array(self.strings())
+        return np.repeat(_object_array(self.take(starts).strings()), np.diff(np.append(starts, n)))
 
     def strings(self) -> list[str]:
-        if not len(self):
-            return []
-        raw = np.ascontiguousarray(self.words.astype(">u8")).view(f"S{8 * self.words.shape[1]}").ravel()
-        return [b.decode("utf-8") for b in raw.tolist()]
+        """The ids as Python str, a part of rows at a time: the rows' bytes joined by newlines, decoded and split
+        in C (3x a decode per id); ids with a newline or a NUL inside are decoded one by one."""
+        out: list[str] = []
+        for i in range(0, len(self), _LINES):
+            out += _decoded(np.ascontiguousarray(self.words[i:i + _LINES].astype(">u8")).view(np.uint8))
+        return out
 
     @staticmethod
     def of(strings: Sequence[str]) -> Ids:
@@ -99,8 +98,40 @@ class Ids(NamedTuple):
 
     @staticmethod
     def concat(parts: list[Ids]) -> Ids:
+        if not parts:
+            return Ids(np.zeros((0, 1), dtype=np.uint64))
         k = max(p.words.shape[1] for p in parts)
         return Ids(np.concatenate([_widen(p.words, k) for p in parts]))
+
+
+def _decoded(raw: np.ndarray) -> list[str]:
+    """[n, 8k] uint8 rows of NUL-padded UTF-8 as n str."""
+    n = len(raw)
+    if not n:
+        return []
+    nonzero = raw != 0
+    lines = np.empty((n, raw.shape[1] + 1), dtype=np.uint8)
+    lines[:, :-1] = raw
+    lines[:, -1] = 10
+    text = lines[np.concatenate((nonzero, np.ones((n, 1), dtype=bool)), axis=1)].tobytes().decode("utf-8")
+    inner_nul = raw.shape[1] > 1 and bool((nonzero[:, 1:] & ~nonzero[:, :-1]).any())
+    if inner_nul or text.count("\n") != n:
+        return [b.decode("utf-8") for b in raw.view(f"S{raw.shape[1]}").ravel().tolist()]
+    return text.split("\n")[:-1]
+
+
+def _object_array(strings: list[str]) -> np.ndarray:
+    out = np.empty(len(strings), dtype=object)
+    out[:] = strings
+    return out
+
+
+def string_series(values: Sequence[str] | np.ndarray) -> Any:
+    """Python str as a pandas Series of the string dtype pandas infers for str (pyarrow-backed `str` on pandas
+    3 with pyarrow, python-backed without it, object on pandas 2), without inferring it value by value."""
+    import pandas as pd
+
+    return pd.Series(values, dtype=pd.Series(["x"]).dtype)
 
 
 def _widen(words: np.ndarray, k: int) -> np.ndarray:
@@ -433,24 +464,27 @@ def _odd_bytes(data: bytes, delim: bytes) -> bool:
 
 
 def _chunk(seg: np.ndarray, n_fields: int, delim: int, crlf: bool, ids, floats, ints, spans, comments):
-    nl = np.flatnonzero(seg == 10)
-    n = len(nl)
-    sep = np.flatnonzero(seg == delim)
-    if n == 0 or len(sep) != (n_fields - 1) * n:
+    # One pass finds every byte <= 32: in a clean block those are the separators, the CRs and the newlines,
+    # so line i's are row i of a [lines, per line] matrix (any other control byte breaks that shape).
+    per = n_fields + crlf
+    found = np.flatnonzero(seg <= 32)
+    n = len(found) // per
+    if n == 0 or len(found) != n * per:
         return None
-    seps = sep.reshape(n, n_fields - 1)
+    marks = found.reshape(n, per)
+    kinds = seg[marks]
+    if (kinds[:, n_fields - 1 + crlf] != 10).any() or (kinds[:, : n_fields - 1] != delim).any() \
+            or crlf and (kinds[:, n_fields - 1] != 13).any():
+        return None
     line_start = np.empty(n, dtype=np.int64)
     line_start[0] = 0
-    line_start[1:] = nl[:-1] + 1
-    line_end = nl - (seg[nl - 1] == 13) if crlf else nl
-    # Every field non-empty: each line's separators then lie inside it, n_fields - 1 of them.
-    if (seps[:, 0] <= line_start).any() or (seps[:, -1] + 1 >= line_end).any():
-        return None
-    if n_fields > 2 and (np.diff(seps, axis=1) <= 1).any():
+    line_start[1:] = marks[:-1, -1] + 1
+    # Every field non-empty: no two marks side by side, and none at a line's start.
+    if (marks[:, 0] <= line_start).any() or (np.diff(marks[:, :n_fields], axis=1) <= 1).any():
         return None
 
     def span(f: int) -> tuple[np.ndarray, np.ndarray]:
-        return (line_start if f == 0 else seps[:, f - 1] + 1), (seps[:, f] if f < n_fields - 1 else line_end)
+        return (line_start if f == 0 else marks[:, f - 1] + 1), marks[:, f]
 
     if comments and (seg[line_start] == ord("#")).any():
         return None
@@ -480,76 +514,168 @@ def gather_ids(source: bytes, spans: np.ndarray) -> Ids:
 
 
 def _ids_at(seg: np.ndarray, start: np.ndarray, end: np.ndarray) -> Ids:
-    return Ids(_words(np.ascontiguousarray(_gather(seg, start, end, pad_to=8).T)))
-
-
-def _gather(seg: np.ndarray, start: np.ndarray, end: np.ndarray, pad_to: int = 1) -> np.ndarray:
-    """[width, n] uint8: byte j of every field in row j (contiguous per position), NUL padded.
-
-    `width` is the longest field rounded up to `pad_to`.
-    """
     length = end - start
-    width = int(length.max())
-    matrix = np.zeros((-(-width // pad_to) * pad_to, len(start)), dtype=np.uint8)
-    at = start.copy()
-    last = len(seg) - 1
-    for j in range(width):
-        np.take(seg, np.minimum(at, last), out=matrix[j])
-        at += 1
-    matrix[:width][np.arange(width)[:, None] >= length[None, :]] = 0
-    return matrix
+    width = -(-int(length.max()) // 8) * 8
+    words = _fixed(seg, start, width).view(">u8").astype(np.uint64)  # [n, width / 8], the bytes big-endian
+    words &= _word_masks(width)[np.minimum(length, width)]  # NULs past each id's end
+    return Ids(words)
+
+
+def _word_masks(width: int) -> np.ndarray:
+    """[width + 1, width / 8] uint64: row L keeps the first L bytes of big-endian words, zeroes the rest."""
+    kept = np.clip(np.arange(width + 1)[:, None] - 8 * np.arange(width // 8)[None, :], 0, 8)
+    ones = np.uint64(0xFFFFFFFFFFFFFFFF)
+    return np.where(kept == 0, np.uint64(0), ones << (np.uint64(8) * (8 - kept).astype(np.uint64)))
+
+
+def _fixed(seg: np.ndarray, start: np.ndarray, width: int) -> np.ndarray:
+    """[n, width] uint8: the `width` bytes of `seg` from each start (a start may lie before 0 or within width of
+    the end: bytes outside `seg` are zero). One fancy index of overlapping `width`-byte items, no loop per byte."""
+    out = np.zeros((len(start), width), dtype=np.uint8)
+    inside = (start >= 0) & (start <= len(seg) - width)
+    if inside.all():
+        items = np.ndarray((len(seg) - width + 1,), dtype=np.dtype((np.void, width)), buffer=seg, strides=(1,))
+        return items[start].view(np.uint8).reshape(len(start), width)
+    if inside.any():
+        out[inside] = _fixed(seg, start[inside], width)
+    edge = np.flatnonzero(~inside)
+    padded = np.zeros(len(seg) + 2 * width, dtype=np.uint8)  # only near the edges (a few rows)
+    padded[width: width + len(seg)] = seg
+    out[edge] = _fixed(padded, start[edge] + width, width)
+    return out
 
 
 _NUMBER_BYTES = np.zeros(256, dtype=bool)
 _NUMBER_BYTES[list(b"0123456789.+-eE")] = True
 _NUMBER_BYTES[0] = True  # padding
-_POSITIONS = np.arange(1 << 16, dtype=np.uint16) % 1024  # position of a byte in a field (only < 17 is used)
+_LONG_DOUBLE = np.finfo(np.longdouble).nmant >= 63  # x87 extended (or quad): a 64-bit mantissa holds 19 digits
+_POW10_LONG = np.cumprod(np.r_[1, [10] * 27].astype(np.longdouble))  # 10**0..10**27, exact (5**27 < 2**63)
+_PLACES = 19  # decimal places read as integers: 10**18 is the largest power of ten below 2**64 / 10
+_POW10_INT = 10 ** np.arange(_PLACES, dtype=np.uint64)
 
 
 def _parse_numbers(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype) -> np.ndarray | None:
     """Decimal fields as float64 (correctly rounded, as strtod) or int64; None if one is not a finite number.
 
-    `[+-]digits[.digits]` with at most 15 digits is m / 10**f with both exact, so one IEEE division
-    gives the correctly rounded value; anything else goes through numpy's exact string conversion.
+    Each field is taken right-aligned in a row of `width` bytes, so a column is a decimal place and the
+    digits times their places (a dot's left side one place too high, taken out by a division) are the
+    mantissa m as an integer. `[+-]digits[.digits]` with at most 15 digits is m / 10**f with both exact
+    doubles, so one IEEE division gives the correctly rounded value. With 16 to 18 digits m is exact in
+    x87's 64-bit mantissa: m / 10**f is rounded once there and once to a double, which is the correctly
+    rounded value unless the first result lies exactly halfway between two doubles; those, and anything
+    else, go through numpy's exact string conversion.
     """
-    matrix = _gather(seg, start, end)
-    if not _NUMBER_BYTES[matrix].all():
-        return None
-    width, n = matrix.shape
+    n = len(start)
+    length = end - start
+    width = -(-int(length.max()) // 8) * 8
+    if width > 64:
+        return _parse_text(seg, start, end, dtype, np.arange(n), np.zeros(n, dtype=dtype))
+    matrix = _fixed(seg, end - width, width)
+    matrix &= _byte_masks(width)[length].view(np.uint8).reshape(n, width)  # the bytes before the field (earlier fields) zeroed
     digits = matrix - np.uint8(48)  # bytes below '0' wrap around to large values
     is_digit = digits < 10
-    dots = matrix == 46
-    # Counts in 16 bits: a count that wraps belongs to a field of 65,536+ bytes, never a simple number
-    # (its counts then no longer add up to its length).
-    n_digits = np.add.reduce(is_digit.view(np.uint8), axis=0, dtype=np.uint16).astype(np.int64)
-    n_dots = np.add.reduce(dots.view(np.uint8), axis=0, dtype=np.uint16).astype(np.int64)
-    # digits after the dot, where that is all that follows it (the only numbers parsed here)
-    dot_at = np.add.reduce(dots * _POSITIONS[:width, None], axis=0, dtype=np.uint16)  # with one dot: its position
-    fraction = np.where(n_dots > 0, (end - start) - 1 - dot_at, 0)
-    # mantissa = mantissa * 10 + digit at each digit, unchanged elsewhere
-    plus = digits * is_digit  # uint8: the digit, 0 elsewhere
-    mantissa = np.zeros(n, dtype=np.int64)
-    for j in range(width):
-        np.multiply(mantissa, 10, out=mantissa, where=is_digit[j])
-        mantissa += plus[j]
-    first = matrix[0]
+    digits *= is_digit
+    # Which columns hold a digit, a dot: bits of one uint64 per row (column c is bit 63 - c). A clean field
+    # is digits with at most one dot and a sign in front, and nothing else.
+    digit_bits, dot_bits = _row_bits(is_digit), _row_bits(matrix == 46)
+    first = matrix[np.arange(n), width - length]
     signed = (first == 43) | (first == 45)
-    simple = (n_digits + n_dots + signed == end - start) & (n_digits > 0) & (n_digits <= _SIMPLE_DIGITS)
-    simple &= n_dots <= (0 if dtype is np.int64 else 1)
     negative = first == 45
+    shift = (64 - width + length).astype(np.uint64)  # bit of the field's first column, plus one
+    ones = np.uint64(0xFFFFFFFFFFFFFFFF)
+    region = np.where(shift >= 64, ones, (np.uint64(1) << np.minimum(shift, 63)) - np.uint64(1)) \
+        & (ones << np.uint64(64 - width))
+    sign_bit = np.where(signed, np.uint64(1) << (shift - np.uint64(1)), np.uint64(0))
+    has_dot = dot_bits != 0
+    clean = (digit_bits != 0) & ((digit_bits | dot_bits | sign_bit) == region) & ((dot_bits & (dot_bits - has_dot)) == 0)
     if dtype is np.int64:
-        values = np.where(negative, -mantissa, mantissa)
+        clean &= ~has_dot
+    n_digits = length - has_dot - signed
+    clean &= n_digits < _PLACES
+    fraction = np.where(has_dot, np.frexp(dot_bits.astype(np.float64))[1] - 1 - 64 + width, 0)
+    # a clean field's digits lie in the last 19 columns; a dot's left side counts ten times its value
+    total = _decimal_value(digits)
+    right = total % _POW10_INT[np.clip(fraction, 0, _PLACES - 1)]
+    mantissa = np.where(has_dot, (total - right) // np.uint64(10) + right, total)
+    simple = clean & (n_digits <= _SIMPLE_DIGITS)
+    if dtype is np.int64:
+        values = np.where(simple, mantissa, 0).astype(np.int64)
+        values = np.where(negative, -values, values)
     else:
-        values = mantissa / _POW10[np.minimum(fraction, 22)]
+        values = np.where(simple, mantissa, 0).astype(np.float64) / _POW10[np.clip(fraction, 0, 22)]
         values = np.where(negative, -values, values)
     rest = np.flatnonzero(~simple)
+    if len(rest) and dtype is not np.int64 and _LONG_DOUBLE:
+        long = rest[clean[rest]]
+        if len(long):
+            exact = mantissa[long].astype(np.longdouble) / _POW10_LONG[fraction[long]]
+            value = exact.astype(np.float64)
+            off = np.abs(exact - value.astype(np.longdouble))
+            step = np.spacing(np.abs(value)).astype(np.longdouble)
+            # halfway between two doubles (a quarter below a power of two, where the step halves): rounded twice
+            ok = (off != step / 2) & (off != step / 4)
+            values[long[ok]] = np.where(negative[long[ok]], -value[ok], value[ok])
+            rest = np.setdiff1d(rest, long[ok], assume_unique=True)
     if len(rest):
-        text = np.ascontiguousarray(matrix[:, rest].T).view(f"S{width}").ravel()
-        try:
-            values[rest] = text.astype(dtype)
-        except (ValueError, OverflowError):
+        parsed = _parse_text(seg, start, end, dtype, rest, values)
+        if parsed is None:
             return None
+        values = parsed
     if dtype is not np.int64 and not np.isfinite(values).all():
+        return None
+    return values
+
+
+def _row_bits(flags: np.ndarray) -> np.ndarray:
+    """[n, width <= 64] bool -> n uint64, column c as bit 63 - c: each 8 flag bytes of a little-endian word
+    packed into a byte by one multiplication (bit i of the product's top byte is flag 7 - i)."""
+    packed = (flags.view(np.uint8).view("<u8") * _PACK) >> np.uint64(56)
+    out = np.zeros((len(flags), 8), dtype=np.uint8)
+    out[:, : packed.shape[1]] = packed
+    return out.view(">u8").ravel().astype(np.uint64)
+
+
+def _decimal_value(digits: np.ndarray) -> np.ndarray:
+    """[n, width] uint8 digits 0-9 -> n uint64: the last 24 columns read as one decimal number (wrapping
+    past 2**64; a clean field's digits fill at most the last 19). Eight digits of a little-endian word at
+    a time, by three multiplications (SWAR: pairs, then quads, then the eight)."""
+    v = digits.view("<u8")[:, -3:] * np.uint64(2561) >> np.uint64(8)
+    v = ((v & _LOW8) * np.uint64(6553601)) >> np.uint64(16)
+    v = (((v & _LOW16) * np.uint64(42949672960001)) >> np.uint64(32)) & np.uint64(0xFFFFFFFF)
+    total = v[:, 0].copy()
+    for k in range(1, v.shape[1]):
+        total *= np.uint64(100_000_000)
+        total += v[:, k]
+    return total
+
+
+_PACK = np.uint64(0x8040201008040201)
+_LOW8, _LOW16 = np.uint64(0x00FF00FF00FF00FF), np.uint64(0x0000FFFF0000FFFF)
+
+
+_MASKS: dict[int, np.ndarray] = {}
+
+
+def _byte_masks(width: int) -> np.ndarray:
+    """[width + 1] items of `width` bytes: item L keeps the last L bytes (0xFF) and zeroes the others."""
+    if width not in _MASKS:
+        table = (np.arange(width)[None, :] >= width - np.arange(width + 1)[:, None]).astype(np.uint8) * np.uint8(255)
+        _MASKS[width] = table.view(np.dtype((np.void, width))).ravel()
+    return _MASKS[width]
+
+
+def _parse_text(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype, rows: np.ndarray,
+                values: np.ndarray) -> np.ndarray | None:
+    """`values` with `rows` parsed by numpy's exact string conversion; None if one is not a number."""
+    length = end[rows] - start[rows]
+    width = int(length.max())
+    matrix = _fixed(seg, start[rows], width) * (np.arange(width)[None, :] < length[:, None])
+    if not _NUMBER_BYTES[matrix].all():
+        return None
+    text = np.ascontiguousarray(matrix).view(f"S{width}").ravel()
+    try:
+        values[rows] = text.astype(dtype)
+    except (ValueError, OverflowError):
         return None
     return values
 
@@ -608,7 +734,6 @@ def has_repeats(first: Ids, second: Ids) -> bool:
     return any(_repeats_in(first.take(part), second.take(part)) for part in _grouped_parts(first))
 
 
-_LINES = 1 << 20  # rows handled at a time where a whole column is not needed
 
 
 def _grouped_parts(first: Ids) -> list[slice]:

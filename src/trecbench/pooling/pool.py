@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping, Sequence, Union
 import numpy as np
 import pandas as pd
 
+from trecbench.files.columns import Dictionary, Ids, stretch_starts, string_series
 from trecbench.files.output import write_output
 from trecbench.helpers.messages import some
 from trecbench.errors import InputError, Problem
@@ -178,44 +179,41 @@ def build_pool(
     if isinstance(strategy, str):
         strategy = get_strategy(strategy)
     infos, cuts, problems = read_runs(runs, depth)
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    qids = pa.concat_arrays([c.query_id for c in cuts]) if cuts else pa.array([], type=pa.large_string())
-    docs = pa.concat_arrays([c.doc_id for c in cuts]) if cuts else pa.array([], type=pa.large_string())
+    qids = Ids.concat([c.query_id for c in cuts])
+    docs = Ids.concat([c.doc_id for c in cuts])
     rank = np.concatenate([c.rank for c in cuts]).astype(np.int64) if cuts else np.empty(0, dtype=np.int64)
     run = np.repeat(np.arange(len(cuts), dtype=np.int64), [len(c) for c in cuts])
     del cuts  # the concatenated columns replace them
+    # Topics in string order (trec_eval's; strcmp of UTF-8 is Python's order of str), a code per topic; each
+    # run's cut lists a topic's rows together, so the dictionary is built from the stretches.
+    starts = stretch_starts(qids) if len(qids) else np.zeros(0, dtype=np.int64)
+    topic_names, codes = Dictionary.build(qids.take(starts))
+    qcode = np.repeat(codes, np.diff(np.append(starts, len(qids))))
+    quniq = np.asarray(topic_names.ids.strings(), dtype=object)
+    del qids
     if topics is not None:
-        qids, docs, rank, run, more = _only_topics(qids, docs, rank, run, list(topics), infos, topics_source)
+        keep, more = _only_topics(qcode, quniq, run, list(topics), infos, topics_source)
         problems += more
-    # Topics in string order (trec_eval's), documents by code; one key per (topic, docid).
-    qenc = pc.dictionary_encode(qids)
-    quniq = np.asarray(qenc.dictionary.to_pylist(), dtype=object)
-    qsort = np.argsort(quniq, kind="stable")
-    qrank = np.empty(len(qsort), dtype=np.int64)
-    qrank[qsort] = np.arange(len(qsort))
-    qcode = qrank[qenc.indices.to_numpy()] if len(qids) else np.empty(0, dtype=np.int64)
-    quniq = quniq[qsort]
-    denc = pc.dictionary_encode(docs)
-    dcode = denc.indices.to_numpy().astype(np.int64) if len(docs) else np.empty(0, dtype=np.int64)
-    duniq = denc.dictionary
-    key = qcode.astype(np.int64) * max(len(duniq), 1) + dcode
+        qcode, docs, rank, run = qcode[keep], docs.take(keep), rank[keep], run[keep]
+    # one key per (topic, docid): the docid's code among all pooled docids
+    doc_names, dcode = Dictionary.build(docs)
+    n_docs = max(len(doc_names.ids), 1)
+    del docs
+    key = qcode * n_docs + dcode
     cands = aggregate(key, run, rank)
-    topic = cands.key // max(len(duniq), 1)
+    topic = cands.key // n_docs
     fused = strategy.fused(rank[cands.row_order], cands.row_candidate, len(cands.key)) \
         if isinstance(strategy, StaticStrategy) else None
     order = judging_order(topic, fused, cands)
     names = [r.name for r in infos]
-    runs_col, ranks_col = _joined(cands, order, run, rank, names)
     frame = pd.DataFrame({
         "query_id": np.asarray(quniq, dtype=object)[topic[order]],
-        "doc_id": _strings(duniq.take(pa.array((cands.key % max(len(duniq), 1))[order]))),
+        "doc_id": _strings(doc_names.ids.take((cands.key % n_docs)[order]).strings()),
         "priority": _positions(topic[order]) + 1,
         "best_rank": cands.best_rank[order],
         "n_runs": cands.n_runs[order],
-        "runs": _strings(runs_col),
-        "ranks": _strings(ranks_col),
+        "runs": _strings(_joined(cands, order, run, names)),
+        "ranks": _strings(_joined(cands, order, rank, [str(i) for i in range(int(rank.max()) + 1 if len(rank) else 1)])),
     })
     frame["group"] = frame["doc_id"]
     frame["representative"] = True
@@ -232,32 +230,32 @@ def build_pool(
     return pool
 
 
-def _only_topics(qids, docs, rank, run, topics: list[str], infos: list[RunInfo], source: str | None):
-    """Keep rows of the given topics; report each run's topics that are not among them."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
+def _only_topics(qcode: np.ndarray, quniq: np.ndarray, run: np.ndarray, topics: list[str], infos: list[RunInfo],
+                 source: str | None) -> tuple[np.ndarray, list[Problem]]:
+    """Which rows (of topic codes `qcode` into the names `quniq`) are of the given topics; each run's topics
+    that are not among them, reported."""
     wanted = list(dict.fromkeys(str(t) for t in topics))
-    keep = pc.is_in(qids, value_set=pa.array(wanted, type=pa.large_string())).to_numpy(zero_copy_only=False)
+    wanted_set = set(wanted)
+    known = np.array([name in wanted_set for name in quniq.tolist()], dtype=bool)
+    keep = known[qcode] if len(qcode) else np.zeros(0, dtype=bool)
     problems = []
     where = source or "topics"
     for i, info in enumerate(infos):
-        absent = pc.unique(qids.filter(pa.array((run == i) & ~keep))).to_pylist()
+        absent = quniq[np.unique(qcode[(run == i) & ~keep])].tolist()
         if absent:
             problems.append(Problem(info.path or info.name, 0, f"{len(absent)} topic(s) not in {where}, not pooled: "
                                                                 f"{some(sorted(map(str, absent)))}"))
-    mask = pa.array(keep)
-    pooled = set(pc.unique(qids.filter(mask)).to_pylist())
+    pooled = set(quniq[np.unique(qcode[keep])].tolist())
     unpooled = sorted(set(wanted) - pooled)
     if unpooled:
         problems.append(Problem(where, 0, f"{len(unpooled)} topic(s) retrieved by no run, nothing to pool: "
                                           f"{some(unpooled)}"))
-    return qids.filter(mask), docs.filter(mask), rank[keep], run[keep], problems
+    return keep, problems
 
 
-def _strings(arr) -> pd.Series:
-    """A pyarrow string array as a pandas string column (no Python object per value)."""
-    return pd.Series(arr.to_pandas(), copy=False) if len(arr) else pd.Series([], dtype=object)
+def _strings(values: list[str]) -> pd.Series:
+    """Python str as a column of pandas' string dtype (object when empty, as pandas gives an empty column)."""
+    return string_series(values) if len(values) else pd.Series([], dtype=object)
 
 
 def _positions(sorted_codes: np.ndarray) -> np.ndarray:
@@ -269,25 +267,32 @@ def _positions(sorted_codes: np.ndarray) -> np.ndarray:
     return np.arange(len(sorted_codes)) - np.repeat(starts, counts)
 
 
-def _joined(cands, order: np.ndarray, run: np.ndarray, rank: np.ndarray, names: list[str]) -> tuple[Any, Any]:
-    """Per candidate (in `order`), its runs' names and ranks joined by ';' (best rank first), built by pyarrow."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+_JOIN_PART = 1 << 17  # candidates joined at a time: the byte temporaries stay a few MB
 
+
+def _joined(cands, order: np.ndarray, value: np.ndarray, texts: list[str]) -> list[str]:
+    """Per candidate (in `order`), the texts of its rows' values (`texts[value]`: a run's name or a rank's digits)
+    joined by ';', best rank first. Built from bytes: each row's text with its ';' gathered into one buffer,
+    a candidate's last ';' made a newline, then one decode and one split (no Python call per candidate)."""
     counts = cands.n_runs[order]
     starts = np.r_[0, np.cumsum(cands.n_runs)[:-1]][order]  # where each candidate's rows start in row_order
-    offsets = np.r_[0, np.cumsum(counts)]
-    within = np.arange(offsets[-1]) - np.repeat(offsets[:-1], counts)
-    rows = cands.row_order[np.repeat(starts, counts) + within]
-    run_names = pa.array(names, type=pa.large_string()).take(pa.array(run[rows]))
-    # ranks are small integers: their text is looked up, not formatted per row
-    texts = pa.array([str(i) for i in range(int(rank.max()) + 1 if len(rank) else 1)], type=pa.large_string())
-    rank_text = texts.take(pa.array(rank[rows]))
-    offsets_arr = pa.array(offsets.astype(np.int64), type=pa.int64())
-    sep = pa.scalar(";", type=pa.large_string())
-    runs_col = pc.binary_join(pa.LargeListArray.from_arrays(offsets_arr, run_names), sep)
-    ranks_col = pc.binary_join(pa.LargeListArray.from_arrays(offsets_arr, rank_text), sep)
-    return runs_col, ranks_col
+    table = np.frombuffer("".join(t + ";" for t in texts).encode("utf-8"), dtype=np.uint8)
+    length = np.array([len(t.encode("utf-8")) + 1 for t in texts], dtype=np.int64)
+    at = np.r_[0, np.cumsum(length)[:-1]]
+    out: list[str] = []
+    for i in range(0, len(order), _JOIN_PART):
+        n = counts[i:i + _JOIN_PART]
+        offsets = np.r_[0, np.cumsum(n)]
+        within = np.arange(offsets[-1]) - np.repeat(offsets[:-1], n)
+        rows = cands.row_order[np.repeat(starts[i:i + _JOIN_PART], n) + within]
+        pieces = value[rows]
+        size = length[pieces]
+        ends = np.cumsum(size)
+        byte_piece = np.repeat(np.arange(len(pieces)), size)
+        buf = table[at[pieces][byte_piece] + np.arange(ends[-1]) - (ends - size)[byte_piece]]
+        buf[ends[offsets[1:] - 1] - 1] = 10  # each candidate's last piece ends its line
+        out += buf.tobytes().decode("utf-8").split("\n")[:-1]
+    return out
 
 
 def _cut(pool: Pool, budget: int) -> Pool:

@@ -54,12 +54,12 @@ class RunInfo:
 class TopK:
     """One run cut at depth: parallel columns in trec_eval order (topic, then rank).
 
-    Ids stay pyarrow string arrays (compact, no Python string per row): pooling 50 runs of 500,000
-    lines creates no Python objects per line.
+    Ids stay `files.columns.Ids` (their bytes as uint64 words, no Python string per row): pooling 50 runs of
+    500,000 lines makes Python strings only for the pool's candidates.
     """
 
-    query_id: Any  # pyarrow string array
-    doc_id: Any  # pyarrow string array
+    query_id: Ids
+    doc_id: Ids
     rank: np.ndarray  # int32, 1-based
     topics: int = 0  # topics in the whole run (before the cut)
 
@@ -103,7 +103,7 @@ def _top(qid: Ids, scores: np.ndarray, depth: int | None, docs_of: Callable[[np.
     if depth is not None:
         keep = pos < depth
         order, pos, docs = order[keep], pos[keep], docs.take(np.flatnonzero(keep))
-    return TopK(qid.take(order).to_arrow(), docs.to_arrow(), (pos + 1).astype(np.int32), n_topics)
+    return TopK(qid.take(order), docs, (pos + 1).astype(np.int32), n_topics)
 
 
 def _read_top(path: str, data: bytes, depth: int | None) -> tuple[TopK, str, int] | None:
@@ -131,9 +131,7 @@ def _read_top(path: str, data: bytes, depth: int | None) -> tuple[TopK, str, int
 
 
 def _no_documents() -> TopK:
-    import pyarrow as pa
-
-    empty = pa.array([], type=pa.large_string())
+    empty = Ids.concat([])
     return TopK(empty, empty, np.empty(0, dtype=np.int32), 0)
 
 

@@ -203,8 +203,8 @@ def _columns_qrels(data: bytes, path: str) -> pd.DataFrame | None:
     qids, iterations, docids = (cast(Ids, cols[f]) for f in (0, 1, 2))
     if has_repeats(qids, docids):
         return None
-    # ids are object dtype (Python str), as the other paths give them: pyarrow makes them from the bytes
-    frame = pd.DataFrame({name: pd.Series(ids.to_arrow().to_numpy(zero_copy_only=False), dtype=object)
+    # ids are object dtype (Python str), as the other paths give them, decoded from the bytes (Ids.objects)
+    frame = pd.DataFrame({name: pd.Series(ids.objects(), dtype=object)
                           for name, ids in (("query_id", qids), ("iteration", iterations), ("doc_id", docids))})
     frame["relevance"] = cols[3]
     frame.attrs["path"] = path
@@ -225,7 +225,7 @@ def _fast_qrels(data: bytes, path: str) -> pd.DataFrame | None:
 
 
 def _clean_qrels(source: BinaryIO, path: str) -> pd.DataFrame | None:
-    """`_columns_qrels` of an open file, a block at a time, ids as Arrow strings: the qrels of a clean file, else None."""
+    """`_columns_qrels` of an open file, a block at a time, ids as pandas' string dtype: the qrels of a clean file, else None."""
     cols = split_fields(source, 4, ids=(0, 1, 2), ints=(3,), comments=True)
     if cols is None:
         return None

@@ -172,7 +172,7 @@ def _fast_run(data: bytes, path: str, *, all_columns: bool) -> pd.DataFrame | No
 def _columns_run(data: bytes, path: str) -> pd.DataFrame | None:
     """files.columns' split of a clean run (one space or one tab between six fields); None for any other file.
 
-    Ids come as pandas' Arrow-backed strings, straight from the bytes (no Python object per line).
+    Ids come as pandas' string dtype (`Ids.to_pandas`), decoded from the bytes in C, a topic's id once.
     Empty lines after the first line are dropped; a file that starts with an empty line or ends in a
     lone carriage return is left to the other paths. So this path gives the same frame as the reader
     it replaced (pyarrow's CSV reader) for every file that reader read right; the files it read wrong
@@ -191,8 +191,7 @@ def _columns_run(data: bytes, path: str) -> pd.DataFrame | None:
     qids, docids = cast(Ids, cols[0]), cast(Ids, cols[2])
     if has_repeats(qids, docids):
         return None
-    frame = pd.DataFrame({"query_id": qids.to_arrow().to_pandas(), "doc_id": docids.to_arrow().to_pandas(),
-                          "score": cols[4]})
+    frame = pd.DataFrame({"query_id": qids.to_pandas(), "doc_id": docids.to_pandas(), "score": cols[4]})
     return _finish(frame, runid=last_line(io.BytesIO(data)).split()[5].decode("utf-8"), path=path)
 
 

@@ -319,8 +319,7 @@ def _tops(runs: Any, names: list[str], measures: list[str]) -> dict[str, pd.Data
     if depth == 0:
         return {}
     _, cuts, _ = read_runs(runs, depth)
-    return {name: pd.DataFrame({"query_id": np.asarray(c.query_id.to_pylist(), dtype=object),
-                                "doc_id": np.asarray(c.doc_id.to_pylist(), dtype=object), "rank": c.rank})
+    return {name: pd.DataFrame({"query_id": c.query_id.objects(), "doc_id": c.doc_id.objects(), "rank": c.rank})
             for name, c in zip(names, cuts)}
 
 

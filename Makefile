@@ -26,8 +26,10 @@ install: $(STAMP)
 demo: $(DEMO_STAMP)
 	$(BIN)/trecbench demo
 
+# Byte code is kept (in .venv/pycache, not beside the sources) even where the environment turns it off: the
+# suite starts hundreds of trecbench processes, and each would compile every module it imports again.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -q
+	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pycache $(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts

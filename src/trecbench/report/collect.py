@@ -95,6 +95,7 @@ class RetrievalSection:
     topics: int = 0
     notes: list[str] = field(default_factory=list)
     missing: Missing | None = None
+    holes: list = field(default_factory=list)  # judging.holes.HoleScores of scored runs whose holes a model filled
 
 
 @dataclass
@@ -211,6 +212,7 @@ def build_report(workspace: WorkspaceLike, options: ReportOptions | None = None,
     bar.update()
     retrieval = retrieval_section(qrels, sources, options, bar)
     retrieval.notes[:0] = found
+    retrieval.holes = filled_holes(ws, retrieval.scored, options)
     bar.set_description_str("answers")
     answers = answers_section(ws, options)
     bar.update()
@@ -442,6 +444,16 @@ def _label(path: Path, same: list[Path]) -> str:
 def natural_key(value: Any) -> tuple:
     """`T2` before `T10`; numbers compare as numbers."""
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", str(value)) if p)
+
+
+def filled_holes(ws: Workspace, runs: dict[str, str], options: ReportOptions) -> list:
+    """The scored runs' three figures and warning (`trecbench.judging.holes.hole_scores`, as `eval retrieval -w`
+    prints them) by the first measure; none when no model judge filled a hole of their top 10."""
+    from trecbench.judging.holes import DEFAULT_DEPTH, has_filled_holes, hole_scores
+
+    if not runs or not has_filled_holes(ws, runs, depth=DEFAULT_DEPTH):
+        return []
+    return hole_scores(ws, runs, options.measures[0], depth=DEFAULT_DEPTH, rel_level=options.threshold)
 
 
 # ---- answers and evidence ---------------------------------------------------------------------------

@@ -4,8 +4,8 @@ from __future__ import annotations
 import click
 
 from trecbench.cli.judge_audit import audit_options
-from trecbench.cli.judge_runs import describe_batches, describe_run, finish_run, judging
-from trecbench.cli.model_options import describe_estimate, model_options
+from trecbench.cli.judge_runs import judging, print_run
+from trecbench.cli.model_options import model_options
 
 
 @click.group("judge")
@@ -110,13 +110,7 @@ def llm(workspace, model_opts, prompt, batch, samples, examples, limit, pool_nam
                              collect=collect, only_unjudged=only_unjudged, on_start=start, on_progress=progress)
         except ValueError as e:
             raise click.UsageError(str(e)) from None
-    if run.report is None:
-        click.echo(describe_estimate(run.estimate))
-        return
-    click.echo(describe_run(run))
-    if run.batches is not None:
-        click.echo(describe_batches(run.batches))
-    finish_run(run)
+    print_run(run)
 
 
 from trecbench.cli.judge_audit import audit as _audit  # noqa: E402

@@ -5,8 +5,8 @@ import dataclasses
 
 import click
 
-from trecbench.cli.judge_runs import describe_batches, describe_run, finish_run, judging
-from trecbench.cli.model_options import describe_estimate, model_options
+from trecbench.cli.judge_runs import judging, print_run
+from trecbench.cli.model_options import model_options
 
 
 @click.command("holes")
@@ -72,13 +72,7 @@ def holes(workspace, runs, depth, model_opts, prompt, batch, samples, examples, 
         except ValueError as e:
             raise click.UsageError(str(e)) from None
     run = filling.run
-    if run.report is None:
-        click.echo(describe_estimate(run.estimate))
-        return
-    click.echo(describe_run(run))
-    if run.batches is not None:
-        click.echo(describe_batches(run.batches))
-    finish_run(run)
+    print_run(run)
 
 
 def _validated(ws, model_opts, prompt, settings):

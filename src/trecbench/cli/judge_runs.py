@@ -1,4 +1,4 @@
-"""What the judging commands (`judge llm`, `judge llm --audit`) share: a judging run's progress bar and its
+"""What the judging commands (`judge llm`, `judge llm --audit`, `judge holes`) share: a judging run's progress bar and its
 Ctrl-C and model-error rules, and the lines that summarise it."""
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Callable, Iterator
 
 import click
 
-from trecbench.cli.model_options import ProgressBar, describe_judging, dollars, finish, interruptible, model_errors
+from trecbench.cli.model_options import (ProgressBar, describe_estimate, describe_judging, dollars, finish, interruptible,
+                                         model_errors)
 
 
 @contextmanager
@@ -43,6 +44,18 @@ def finish_run(run) -> None:
     failed = [f"{qid}\t{docid}\t{why}" for qid, docid, why in report.failed]
     finish(failed, f"{len(failed)} judgment(s) failed (recorded as failures, not grades; run again to retry them)",
            stopped=report.stopped, budget_stop=report.stopped is not None)
+
+
+def print_run(run) -> None:
+    """What `judge llm` and `judge holes` print of a run (`trecbench.judging.pool.JudgeRun`): the estimate of a
+    dry run; else the summary line, the provider batches', the failures, and the exit by the model rule."""
+    if run.report is None:
+        click.echo(describe_estimate(run.estimate))
+        return
+    click.echo(describe_run(run))
+    if run.batches is not None:
+        click.echo(describe_batches(run.batches))
+    finish_run(run)
 
 
 def describe_batches(b) -> str:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 
 import pandas as pd
 import pytest
+
+from sampled_bench import make_sampled_bench
 
 from trecbench.judging.judge_checks import label_stability, new_run_bias, sample_grades, tau_ap
 
@@ -93,36 +94,9 @@ def test_new_run_bias_on_a_fixture_with_a_known_answer():
 
 # ---- through `judge validate`, on real files --------------------------------------------------------------
 
-SAMPLE_GRADES = {"x": (1, 1, 0), "b1": (1, 2, 1), "a1": (0, 0, 0), "c1": (1, 1, 1)}  # by sample (seed 0, 1, 2)
-
-
-def sampled_model(body: dict) -> str:
-    user = body["messages"][-1]["content"]
-    seed = int(body.get("seed", 0))
-    return json.dumps([{"passage": f"P{label}", "grade": SAMPLE_GRADES[doc][seed], "reason": "r"}
-                       for label, doc in re.findall(r"\[P(\d+)\] passage (\S+)", user)])
-
-
 def test_judge_validate_prints_tau_ap_label_stability_and_new_run_bias(tmp_path, cli_run, llm_server):
-    docs = ["a1", "b1", "c1", "x"]
-    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"id": d, "contents": f"passage {d} text"}) + "\n"
-                                                   for d in docs))
-    (tmp_path / "topics.tsv").write_text("q1\tthe question\n")
-    ws = tmp_path / "bench"
-    assert cli_run("init", ws, "--corpus", tmp_path / "corpus.jsonl", "--topics", tmp_path / "topics.tsv").exit_code == 0
-    runs = []
-    for name, own in (("A", "a1"), ("B", "b1"), ("C", "c1")):
-        path = tmp_path / f"{name}.txt"
-        path.write_text(f"q1 Q0 {own} 1 2.0 {name}\nq1 Q0 x 2 1.0 {name}\n")
-        runs.append(path)
-    r = cli_run("pool", *runs, "--depth", "2", "-w", ws, "--name", "depth-2", "-o", tmp_path / "pool.tsv")
-    assert r.exit_code == 0, r.output
-    (tmp_path / "people.txt").write_text("q1 0 x 1\nq1 0 a1 1\nq1 0 b1 0\nq1 0 c1 0\n")
-    assert cli_run("qrels", "import", tmp_path / "people.txt", "-w", ws, "--judge", "alice",
-                   "--kind", "human").exit_code == 0
-    llm_server.script(sampled_model)
-    r = cli_run("judge", "llm", "-w", ws, "--pool", "depth-2", "--model", "openai/gpt-4o-mini", "--api-base",
-                llm_server.base_url, "--api-key", "test", "--quiet", "--samples", "3")
+    ws, runs, pooled, r = make_sampled_bench(tmp_path, cli_run, llm_server)
+    assert pooled.exit_code == 0, pooled.output
     assert r.exit_code == 0, r.output
     assert len(llm_server.requests) == 12  # four pairs, three samples each
     assert cli_run("judge", "validate", "-w", ws, "--sample", "--size", "4", "--from", "depth-2").exit_code == 0

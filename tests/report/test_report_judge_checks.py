@@ -2,25 +2,15 @@
 stability, the new-run bias check, and the holes of the scored runs a model filled (people only, filled, corrected)."""
 from __future__ import annotations
 
-import json
 import re
 
 import pandas as pd
 from judge_bench import JUDGE, grader, make_judge_bench
+from sampled_bench import make_sampled_bench
 from test_report import section, table_rows
 
 from trecbench.store import Workspace
 from trecbench.store.workspace import save_pool
-
-SAMPLE_GRADES = {"x": (1, 1, 0), "b1": (1, 2, 1), "a1": (0, 0, 0), "c1": (1, 1, 1)}  # by sample (seed 0, 1, 2)
-
-
-def sampled_model(body: dict) -> str:
-    user = body["messages"][-1]["content"]
-    seed = int(body.get("seed", 0))
-    return json.dumps([{"passage": f"P{label}", "grade": SAMPLE_GRADES[doc][seed], "reason": "r"}
-                       for label, doc in re.findall(r"\[P(\d+)\] passage (\S+)", user)])
-
 
 def report_html(cli_run, ws, out, *args) -> str:
     r = cli_run("report", "-w", ws, "-o", out, "--iterations", "100", "--quiet", *args)
@@ -29,27 +19,10 @@ def report_html(cli_run, ws, out, *args) -> str:
 
 
 def test_the_validation_block_shows_tau_ap_label_stability_and_the_new_run_bias(tmp_path, cli_run, llm_server):
-    # the workspace of tests/judging/test_judge_checks.py: three pooled runs, people's grades of all four pairs,
+    # the workspace of tests/support/sampled_bench.py: three pooled runs, people's grades of all four pairs,
     # a model asked three times per pair; the figures below are the ones `judge validate` prints of it
-    docs = ["a1", "b1", "c1", "x"]
-    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"id": d, "contents": f"passage {d} text"}) + "\n"
-                                                   for d in docs))
-    (tmp_path / "topics.tsv").write_text("q1\tthe question\n")
-    ws = tmp_path / "bench"
-    assert cli_run("init", ws, "--corpus", tmp_path / "corpus.jsonl", "--topics", tmp_path / "topics.tsv").exit_code == 0
-    runs = []
-    for name, own in (("A", "a1"), ("B", "b1"), ("C", "c1")):
-        path = tmp_path / f"{name}.txt"
-        path.write_text(f"q1 Q0 {own} 1 2.0 {name}\nq1 Q0 x 2 1.0 {name}\n")
-        runs.append(path)
-    assert cli_run("pool", *runs, "--depth", "2", "-w", ws, "--name", "depth-2", "-o",
-                   tmp_path / "pool.tsv").exit_code == 0
-    (tmp_path / "people.txt").write_text("q1 0 x 1\nq1 0 a1 1\nq1 0 b1 0\nq1 0 c1 0\n")
-    assert cli_run("qrels", "import", tmp_path / "people.txt", "-w", ws, "--judge", "alice",
-                   "--kind", "human").exit_code == 0
-    llm_server.script(sampled_model)
-    r = cli_run("judge", "llm", "-w", ws, "--pool", "depth-2", "--model", "openai/gpt-4o-mini", "--api-base",
-                llm_server.base_url, "--api-key", "test", "--quiet", "--samples", "3")
+    ws, runs, pooled, r = make_sampled_bench(tmp_path, cli_run, llm_server)
+    assert pooled.exit_code == 0
     assert r.exit_code == 0, r.output
     assert cli_run("judge", "validate", "-w", ws, "--sample", "--size", "4", "--from", "depth-2").exit_code == 0
     printed = cli_run("judge", "validate", "-w", ws).stdout  # ranked by nDCG@10, as the report ranks them

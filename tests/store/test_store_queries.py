@@ -80,8 +80,38 @@ def test_judgment_rows_filter_by_status_kind_pair_pool_and_copies(tmp_path):
     [latest] = ws.judgment_rows(qid="1", docid="b", kind="model", newest_first=True, limit=1)
     assert (latest.grade, latest.rationale, latest.judge_label) == (0, "second thoughts", "openai/m:graded-0-3")
     assert ws.judgment_rows(kind="human")[0].doc_hash == "ha"
+    assert [r.grade for r in ws.judgment_rows(judge="openai/m")] == [2, 2, 0]
+    assert ws.judgment_rows(judge="openai/m", kind="human") == [] and ws.judgment_rows(judge="bob") == []
     frame = ws.judgments()
     assert list(frame["query_id"]) == ["1"] * 5 and {"judge_id", "judge_kind", "judge", "doc_hash"} <= set(frame)
+
+
+def test_pool_rows_are_the_rows_of_load_pool(tmp_path):
+    from trecbench.store.pools import load_pool, pool_rows
+
+    ws = _bench(tmp_path)
+    chosen, rows = pool_rows(ws)
+    frame = load_pool(ws)
+    assert chosen.name == frame.attrs["name"] == "p" and len(rows) == len(frame) == 3
+    assert list(zip(frame["query_id"], frame["doc_id"], frame["priority"], frame["representative"])) == [
+        (q, d, p, bool(representative)) for q, d, p, *_, representative in rows]
+    assert [None if g != g else g for g in frame["group"]] == [r[7] for r in rows] == [None, "g", "g"]
+    assert [r[1] for r in rows if r[-1]] == ["a", "b"] and pool_rows(ws, qid="2")[1] == []
+    assert pool_rows(Workspace.init(tmp_path / "empty")) is None
+
+
+def test_has_replies_says_whether_the_cache_holds_any_reply(tmp_path):
+    from trecbench.llm.cache import ResponseCache
+    from trecbench.store.model_calls import has_replies, open_read_only
+
+    ws = _bench(tmp_path)
+    conn = open_read_only(ws.path / "bench.sqlite")
+    assert not has_replies(conn)
+    cache = ResponseCache(ws.path / "bench.sqlite")
+    cache.put("k", "openai/m", {"messages": []}, "[]")
+    cache.close()
+    assert has_replies(conn)
+    conn.close()
 
 
 def test_judge_stats_count_each_judges_judgments(tmp_path):

@@ -144,13 +144,13 @@ class JudgmentStore(CorpusVersionStore):
     def judgment_rows(self, *, status: str | None = "ok", kind: str | None = None, qid: str | None = None,
                       docid: str | None = None, pool: int | None = None, direct: bool = False,
                       newest_first: bool = False, limit: int | None = None,
-                      after: int | None = None) -> list[JudgmentRow]:
+                      after: int | None = None, judge: str | None = None) -> list[JudgmentRow]:
         """Judgments with their judges (id order, or newest first): those of `status` (None: all), of judges of
-        `kind`, of one topic or pair, of the representatives of pool id `pool`, only `direct` ones (not copied
-        from a duplicate), only those recorded after row id `after`. The one place the store joins judgments
-        to judges."""
+        `kind`, of the judge named `judge`, of one topic or pair, of the representatives of pool id `pool`, only
+        `direct` ones (not copied from a duplicate), only those recorded after row id `after`. The one place the
+        store joins judgments to judges."""
         sql, args = _judgment_sql(status=status, kind=kind, qid=qid, docid=docid, pool=pool, direct=direct,
-                                  after=after)
+                                  after=after, judge=judge)
         sql += " ORDER BY j.id" + (" DESC" if newest_first else "") + (" LIMIT ?" if limit is not None else "")
         rows = self.connection().execute(sql, args + ((limit,) if limit is not None else ()))
         return [JudgmentRow(*r) for r in rows]
@@ -236,7 +236,7 @@ class JudgmentStore(CorpusVersionStore):
 
 def _judgment_sql(*, status: str | None = "ok", kind: str | None = None, qid: str | None = None,
                   docid: str | None = None, pool: int | None = None, direct: bool = False,
-                  after: int | None = None, columns: str | None = None) -> tuple[str, tuple]:
+                  after: int | None = None, columns: str | None = None, judge: str | None = None) -> tuple[str, tuple]:
     # CROSS JOIN: SQLite then reads judgments first, by topic or by row id (the planner, without statistics,
     # would rather go through every judgment of each judge of `kind`: 14 ms instead of 0.04 ms for the rows
     # after an id in a workspace of 50,000 judgments)
@@ -251,8 +251,8 @@ def _judgment_sql(*, status: str | None = "ok", kind: str | None = None, qid: st
         sql += (" JOIN pool_candidates c ON c.pool_id = ? AND c.qid = j.qid AND c.docid = j.docid "
                 "AND c.representative = 1")
         args.append(pool)
-    for clause, value in (("j.status = ?", status), ("g.kind = ?", kind), ("j.qid = ?", qid), ("j.docid = ?", docid),
-                          ("j.id > ?", after)):
+    for clause, value in (("j.status = ?", status), ("g.kind = ?", kind), ("g.name = ?", judge), ("j.qid = ?", qid),
+                          ("j.docid = ?", docid), ("j.id > ?", after)):
         if value is not None:
             where.append(clause)
             args.append(value)

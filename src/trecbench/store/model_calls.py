@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from trecbench.llm.records import CallRecord
 
 __all__ = ["ensure_schema", "open_database", "open_read_only", "use_wal", "now", "CachedRow", "cached_reply", "has_reply",
-           "has_model_cache", "store_reply", "reply_costs", "log_call", "usage_rows", "models_by_purpose",
+           "has_model_cache", "has_replies", "store_reply", "reply_costs", "log_call", "usage_rows", "models_by_purpose",
            "open_batches", "batched_keys", "batch_requests", "PendingRow", "pending_batch", "add_batch",
            "mark_submitted", "drop_batch", "mark_collected"]
 
@@ -119,6 +119,11 @@ def has_reply(conn: sqlite3.Connection, key: str) -> bool:
 def has_model_cache(conn: sqlite3.Connection) -> bool:
     """Whether the database has a reply cache at all (a workspace that never called a model may not)."""
     return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'llm_cache'").fetchone() is not None
+
+
+def has_replies(conn: sqlite3.Connection) -> bool:
+    """Whether the database has a reply cache holding any reply (none: no request needs looking up)."""
+    return has_model_cache(conn) and conn.execute("SELECT 1 FROM llm_cache LIMIT 1").fetchone() is not None
 
 
 def store_reply(conn: sqlite3.Connection, key: str, model: str, request_json: str, text: str, prompt_tokens: int,

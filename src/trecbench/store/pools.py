@@ -145,16 +145,32 @@ def load_pool(ws: Workspace, name: str | None = None, *, qid: str | None = None)
     chosen = ws.pool(name)
     if chosen is None:
         return None
-    frame = pd.read_sql_query(
-        "SELECT qid AS query_id, docid AS doc_id, priority, best_rank, n_runs, runs, ranks, "
-        "dup_group AS \"group\", representative FROM pool_candidates WHERE pool_id = ?"
-        + (" AND qid = ?" if qid is not None else "") + " ORDER BY qid, priority",
-        ws.connection(), params=(chosen.id,) + ((qid,) if qid is not None else ()))
+    sql, params = _candidates_query(chosen, qid)
+    frame = pd.read_sql_query(sql, ws.connection(), params=params)
     frame["representative"] = frame["representative"].astype(bool)
     frame.attrs["name"] = chosen.name
     frame.attrs["strategy"] = chosen.strategy
     frame.attrs["info"] = chosen.params
     return frame
+
+
+def pool_rows(ws: Workspace, name: str | None = None, *, qid: str | None = None) -> tuple[StoredPool, list[tuple]] | None:
+    """`load_pool`'s pool and its candidates as plain rows (the same query, no DataFrame: what a dry run reads):
+    (query_id, doc_id, priority, best_rank, n_runs, runs, ranks, group, representative 0/1) each; None if the
+    workspace has no pool."""
+    chosen = ws.pool(name)
+    if chosen is None:
+        return None
+    sql, params = _candidates_query(chosen, qid)
+    return chosen, ws.connection().execute(sql, params).fetchall()
+
+
+def _candidates_query(chosen: StoredPool, qid: str | None) -> tuple[str, tuple]:
+    """The query of a stored pool's candidates (of one topic with `qid`), topic then priority order."""
+    return ("SELECT qid AS query_id, docid AS doc_id, priority, best_rank, n_runs, runs, ranks, "
+            "dup_group AS \"group\", representative FROM pool_candidates WHERE pool_id = ?"
+            + (" AND qid = ?" if qid is not None else "") + " ORDER BY qid, priority",
+            (chosen.id,) + ((qid,) if qid is not None else ()))
 
 
 def _candidate_row(d: dict) -> tuple:

@@ -113,3 +113,28 @@ def test_dry_run_and_pool_estimate_print_litellms_totals(tmp_path, cli_run):
     dry = cli_run("judge", "llm", "-w", ws, "--model", "gpt-4o-mini", "--batch", "10", "--dry-run")
     assert dry.exit_code == 0, dry.output
     assert f"{len(tasks)} calls to the model" in dry.output and f"{total} input tokens" in dry.output
+
+
+def test_the_total_a_dry_run_prints_is_the_estimates_all_row_to_the_bit():
+    import math
+
+    from trecbench.corpus import open_corpus
+    from trecbench.judging.estimate import Estimate, estimate_cost, estimate_tasks
+    from trecbench.judging.llm import plan_tasks
+    from trecbench.pooling import build_pool
+    from trecbench.topics import read_topics
+
+    pool = build_pool(sorted((SAMPLE / "runs").glob("*.txt")), depth=8)
+    corpus, topics = open_corpus(SAMPLE / "corpus.jsonl", cache_index=False), read_topics(SAMPLE / "topics.tsv")
+    for model, batch, prices in [("openai/gpt-4o-mini", 1, (None, None)), ("anthropic/claude-sonnet-4-5", 5, (None, None)),
+                                 ("my-model", 3, (0.123, 0.789))]:
+        estimate = estimate_cost(pool, corpus, topics, model, batch=batch, input_price=prices[0], output_price=prices[1])
+        row = estimate.table.loc["all"]
+        assert estimate.total == {column: row[column] for column in estimate.table.columns}
+        assert estimate.total["cost_usd"].hex() == float(row["cost_usd"]).hex() and estimate.total["cost_usd"] > 0
+    tasks, _ = plan_tasks(pool.to_judge(), set(), 2)
+    unpriced = estimate_tasks(tasks, corpus, {t.qid: t for t in topics}, "my-model", batch=2)
+    assert unpriced.total["input_tokens"] == unpriced.table.loc["all", "input_tokens"] > 0
+    assert math.isnan(unpriced.total["cost_usd"]) and math.isnan(unpriced.table.loc["all", "cost_usd"])
+    nothing = Estimate(None, "my-model", 1, None)
+    assert nothing.total is None and nothing.table.empty and list(nothing.table.columns)[0] == "judgments"

@@ -93,8 +93,8 @@ _KINDS = {"human": "people", "import": "imported", "model": "another model judge
 
 def describe_estimate(estimate: Any) -> str:
     """One line for a judging dry run (`trecbench.judging.estimate.Estimate`): calls, tokens and dollars."""
-    total = estimate.table.loc["all"] if "all" in estimate.table.index else None
-    if total is None or estimate.table.empty:
+    total = estimate.total
+    if total is None:
         return "dry run: nothing to judge, no call to the model"
     prices = estimate.prices
     cost = (f"{dollars(float(total['cost_usd']))} (prices: {prices.source})" if prices is not None

@@ -20,9 +20,8 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Mapping, Sequence, TYPE_CHECKING
-
-import pandas as pd
 
 from trecbench.errors import Problem
 from trecbench.llm._litellm import load as _litellm  # noqa: F401  (the one loader: benchmarks/campaign.py and tests take it here)
@@ -39,15 +38,56 @@ def typical_reply(n: int) -> str:
     return json.dumps([{"passage": f"P{i}", "grade": 2, "reason": TYPICAL_REASON} for i in range(1, n + 1)])
 
 
+COLUMNS = ["query_id", "judgments", "calls", "cached_calls", "input_tokens", "output_tokens", "cost_usd"]
+
+
 @dataclass(frozen=True)
 class Estimate:
-    """Per topic (and the `all` row): judgments, calls, cached calls, input/output tokens, cost in dollars."""
+    """Per topic (and the `all` row): judgments, calls, cached calls, input/output tokens, cost in dollars.
 
-    table: pd.DataFrame
+    `topics` holds each topic's counts (a dict of COLUMNS but the cost), None when nothing was asked about
+    (then `table` has no `all` row and `total` is None); `total` is the `all` row as a dict, read without
+    pandas (what a dry run prints), and `table` all of it as a DataFrame, made when first read.
+    """
+
+    topics: tuple[dict[str, Any], ...] | None
     model: str
     batch: int
     prices: Prices | None
     problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def total(self) -> dict[str, Any] | None:
+        """The `all` row of `table`: every count summed, and the cost (NaN without prices or topics)."""
+        if self.topics is None:
+            return None
+        out: dict[str, Any] = {c: sum(int(t[c]) for t in self.topics) for c in COLUMNS[1:-1]}
+        out["cost_usd"] = math.nan
+        prices = self.prices
+        if prices is not None and self.topics:
+            import numpy as np
+
+            costs = [t["input_tokens"] * prices.input + t["output_tokens"] * prices.output for t in self.topics]
+            out["cost_usd"] = float(np.asarray(costs, dtype=np.float64).sum())  # summed as pandas sums the column
+        return out
+
+    @cached_property
+    def table(self) -> Any:
+        """Per topic and `all`: the DataFrame (index query_id) of COLUMNS."""
+        import pandas as pd
+
+        if self.topics is None:
+            return pd.DataFrame(columns=COLUMNS[1:], index=pd.Index([], name="query_id"))
+        table = pd.DataFrame(list(self.topics), columns=COLUMNS[:-1])
+        prices = self.prices
+        table["cost_usd"] = (table["input_tokens"] * prices.input + table["output_tokens"] * prices.output
+                             if prices is not None else math.nan)
+        total = table.drop(columns="query_id").sum(min_count=1)
+        table = table.set_index("query_id")
+        table.loc["all"] = total
+        for col in COLUMNS[1:-1]:
+            table[col] = table[col].fillna(0).astype("int64")
+        return table
 
 
 def estimate_cost(
@@ -139,15 +179,6 @@ def estimate_tasks(tasks: Sequence[Any], corpus: Any, topics: Mapping[str, Any],
             row["calls"] += 1
             row["input_tokens"] += tokens_in
             row["output_tokens"] += round(per_passage * len(texts))
-    columns = ["query_id", "judgments", "calls", "cached_calls", "input_tokens", "output_tokens", "cost_usd"]
-    table = pd.DataFrame(list(rows.values()), columns=columns[:-1])
-    table["cost_usd"] = (table["input_tokens"] * prices.input + table["output_tokens"] * prices.output
-                         if prices is not None else math.nan)
-    total = table.drop(columns="query_id").sum(min_count=1)
-    table = table.set_index("query_id")
-    table.loc["all"] = total
-    for col in columns[1:-1]:
-        table[col] = table[col].fillna(0).astype("int64")
     if missing_topics:
         shown = sorted(missing_topics)
         problems.append(Problem(topic_source, 0, f"{len(shown)} pooled topic(s) not in the topics, not "
@@ -156,7 +187,7 @@ def estimate_tasks(tasks: Sequence[Any], corpus: Any, topics: Mapping[str, Any],
         problems.append(Problem(str(getattr(corpus, "source", "corpus")), 0,
                                 f"{len(missing_docs)} pooled docid(s) not in the corpus, not counted: "
                                 f"{' '.join(sorted(missing_docs)[:10])}{' ...' if len(missing_docs) > 10 else ''}"))
-    return Estimate(table, model, batch, prices, problems)
+    return Estimate(tuple(rows.values()), model, batch, prices, problems)
 
 
 def _cached(cache: Any, model: str, messages: list[dict], params: Mapping[str, Any], sample: int, samples: int) -> bool:

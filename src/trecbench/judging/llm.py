@@ -76,24 +76,51 @@ def model_judge(model: str, prompt: Prompt, *, batch: int, samples: int, params:
                  tuple(sorted(settings.items())))
 
 
-def candidates(ws: Workspace, pool_name: str | None = None):
-    """The pool's representatives in judging order (topic, then priority)."""
-    from trecbench.store.workspace import load_pool
+@dataclass(frozen=True)
+class Candidates:
+    """The pairs a judging run is about: (query_id, doc_id, priority) rows, and the pool's name and strategy.
 
-    pool = load_pool(ws, pool_name)
-    if pool is None:
+    Plain rows, so that planning and a dry run need no DataFrame (pandas takes a third of a second to import)."""
+
+    rows: list[tuple]
+    name: str | None = None
+    strategy: str | None = None
+
+    @classmethod
+    def of(cls, frame) -> "Candidates":
+        """The candidates of a DataFrame with query_id, doc_id, priority (its attrs give the name and strategy)."""
+        if isinstance(frame, Candidates):
+            return frame
+        attrs = getattr(frame, "attrs", {})
+        return cls(list(zip(frame["query_id"], frame["doc_id"], frame["priority"])), attrs.get("name"),
+                   attrs.get("strategy"))
+
+
+def candidates(ws: Workspace, pool_name: str | None = None) -> Candidates:
+    """The pool's representatives in judging order (topic, then priority)."""
+    from trecbench.store.pools import pool_rows
+
+    found = pool_rows(ws, pool_name)
+    if found is None:
         raise InputError(str(ws.path), 0, "no pool to judge: make one with `trecbench pool RUN... -w BENCH`")
-    return pool[pool["representative"]]
+    chosen, rows = found
+    return Candidates([(q, d, p) for q, d, p, *_, representative in rows if representative], chosen.name,
+                      chosen.strategy)
 
 
 def plan_tasks(pool, done: set[tuple[str, str]], batch: int, limit: int | None = None) -> tuple[list[Task], int]:
-    """Batches of unjudged candidates, each within one topic, in priority order; and how many were skipped."""
+    """Batches of unjudged candidates, each within one topic, in priority order; and how many were skipped.
+
+    pool: `Candidates`, or a DataFrame with query_id, doc_id and priority."""
+    by_topic: dict = {}
+    for qid, docid, priority in Candidates.of(pool).rows:
+        by_topic.setdefault(qid, []).append((priority, docid))
     tasks: list[Task] = []
     skipped = 0
     todo = 0
-    for qid, group in pool.groupby("query_id", sort=True):
+    for qid in sorted(by_topic):
         docs = []
-        for docid in group.sort_values("priority")["doc_id"]:
+        for _, docid in sorted(by_topic[qid], key=lambda row: row[0]):
             if (qid, docid) in done:
                 skipped += 1
                 continue
@@ -110,18 +137,18 @@ def few_shot_examples(ws: Workspace, k: int, corpus, topics: dict) -> dict[str, 
     """Up to k judged passages per topic from people's judgments of *other* topics, one per grade first."""
     if k <= 0:
         return {}
-    judged = ws.judgments()
-    judged = judged[judged["judge_kind"] == "human"].sort_values("id").drop_duplicates(["query_id", "doc_id"],
-                                                                                        keep="last")
+    rows = ws.judgment_rows(kind="human")
+    newest = {(r.qid, r.docid): r.id for r in rows}
+    judged = [r for r in rows if newest[(r.qid, r.docid)] == r.id and r.grade is not None]  # each pair's newest
     pool: list[Example] = []
     qids: list[str] = []
-    for grade in sorted(judged["grade"].unique(), reverse=True):
-        for row in judged[judged["grade"] == grade].itertuples():
-            doc = corpus.get(row.doc_id)
-            topic = topics.get(row.query_id)
+    for grade in sorted({int(r.grade) for r in judged if r.grade is not None}, reverse=True):
+        for row in (r for r in judged if r.grade == grade):
+            doc = corpus.get(row.docid)
+            topic = topics.get(row.qid)
             if doc is not None and topic is not None:
-                pool.append(Example(topic.text, doc.text, int(row.grade)))
-                qids.append(row.query_id)
+                pool.append(Example(topic.text, doc.text, grade))
+                qids.append(row.qid)
                 break
     out = {}
     for qid in topics:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
-from trecbench.pooling.workspace import is_adaptive, resume_adaptive
 from trecbench.store import Judge, Workspace, model_calls
 
-from .llm import Leases, Report, Task, candidates, few_shot_examples, judge, judge_adaptive, model_judge, plan_tasks
+from .llm import (Candidates, Leases, Report, Task, candidates, few_shot_examples, judge, judge_adaptive, model_judge,
+                  plan_tasks)
 from .prompts import Prompt, load_prompt
 
 
@@ -60,28 +60,31 @@ class JudgeRun:
 
 def model_grades(ws: Workspace, name: str) -> dict[tuple[str, str], int]:
     """This judge's latest grade of each pair it judged (read only: a judge row is never created here)."""
-    mine = ws.judgments()
-    mine = mine[(mine["judge_kind"] == "model") & (mine["judge"] == name)].sort_values("id")
-    return {(q, d): int(g) for q, d, g in zip(mine["query_id"], mine["doc_id"], mine["grade"])}
+    return {(r.qid, r.docid): int(r.grade) for r in ws.judgment_rows(kind="model", judge=name) if r.grade is not None}
 
 
-def graded_by_others(ws: Workspace, frame: Any, judge: str, done: set[tuple[str, str]]) -> tuple[
+def graded_by_others(ws: Workspace, pairs: Any, judge: str, done: set[tuple[str, str]]) -> tuple[
         tuple[GradedBy, ...], set[tuple[str, str]]]:
-    """(per other judge, how many of the pairs of `frame` that `judge` has not judged (`done`) it graded; the
-    set of those pairs): what people or imports already did that a model run would judge again."""
-    import pandas as pd
-
-    graded = ws.judgments()
-    graded = graded[graded["grade"].notna() & ~((graded["judge_kind"] == "model") & (graded["judge"] == judge))]
-    if graded.empty or frame.empty:
+    """(per other judge, how many of the pairs of `pairs` (`Candidates`, or a DataFrame with query_id, doc_id
+    and priority) that `judge` has not judged (`done`) it graded, most first; the set of those pairs): what people or imports
+    already did that a model run would judge again."""
+    rows = Candidates.of(pairs).rows
+    graders: dict[tuple[str, str], dict[tuple[str, str], None]] = {}  # pair -> its other judges, first grade first
+    for r in ws.judgment_rows():
+        if r.grade is not None and not (r.judge_kind == "model" and r.judge == judge):
+            graders.setdefault((str(r.qid), str(r.docid)), {})[(str(r.judge), str(r.judge_kind))] = None
+    if not graders or not rows:
         return (), set()
-    left = frame[["query_id", "doc_id"]].astype(str)
-    left = left[[(q, d) not in done for q, d in zip(left["query_id"], left["doc_id"])]].drop_duplicates()
-    graded = graded[["query_id", "doc_id", "judge", "judge_kind"]].astype(str).drop_duplicates()
-    both = pd.merge(left, graded, on=["query_id", "doc_id"])
-    counts = both.groupby(["judge", "judge_kind"], sort=False).size().sort_values(ascending=False, kind="stable")
-    others = tuple(GradedBy(name, kind, int(n)) for (name, kind), n in counts.items())
-    return others, set(zip(both["query_id"], both["doc_id"]))
+    counts: dict[tuple[str, str], int] = {}
+    theirs: set[tuple[str, str]] = set()
+    for pair in dict.fromkeys((str(row[0]), str(row[1])) for row in rows):
+        if pair in done or pair not in graders:
+            continue
+        theirs.add(pair)
+        for who in graders[pair]:
+            counts[who] = counts.get(who, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: -item[1])  # stable: equal counts in the order first met
+    return tuple(GradedBy(name, kind, n) for (name, kind), n in ranked), theirs
 
 
 def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None, batch: int = 1, samples: int = 1,
@@ -102,12 +105,13 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
     `only_unjudged` leaves those out, so that only pairs nobody graded are judged (ranked pools only).
     """
     from trecbench.llm import LLM, Budget
+    from trecbench.pooling.strategies import is_adaptive
 
     prompt = prompt if isinstance(prompt, Prompt) else load_prompt(prompt, ws.settings.scale)
     params = dict(config.params)
     identity = model_judge(config.model, prompt, batch=batch, samples=samples, params=params, examples=examples)
-    frame = candidates(ws, pool) if pairs is None else pairs
-    strategy = frame.attrs.get("strategy")
+    todo = candidates(ws, pool) if pairs is None else Candidates.of(pairs)
+    strategy = todo.strategy
     adaptive = is_adaptive(strategy)
     if provider_batch and (adaptive or dry_run):
         raise ValueError("--provider-batch/--collect judge a ranked pool for real: not with an adaptive pool "
@@ -120,24 +124,22 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
     if adaptive:
         if batch > 1:
             raise ValueError("an adaptive pool picks one document at a time: --batch must be 1")
+        from trecbench.pooling.workspace import resume_adaptive
+
         resumed = resume_adaptive(ws, identity.name, pool, limit=limit)
         done, total = resumed.done, resumed.remaining
         skipped, calls = len(done), total * samples
         if dry_run:  # the strategy's choices depend on grades not yet given: estimate the first candidates
-            per_topic = resumed.pool.info.budget or frame.groupby("query_id").size().max()
-            order = frame.sort_values(["query_id", "priority"])
-            order = order[[(q, d) not in done for q, d in zip(order["query_id"], order["doc_id"])]]
-            order = order.groupby("query_id").head(int(per_topic)).head(total)
-            tasks = [Task(str(q), (d,)) for q, d in zip(order["query_id"], order["doc_id"])]
+            tasks = _first_candidates(todo, done, resumed.pool.info.budget, total)
         others: tuple[GradedBy, ...] = ()
         left_out = 0
     else:
         done = model_grades(ws, identity.name)
         # re-judging given pairs (an audit) means judging what others graded: nothing to count or leave out
-        tasks, skipped, others, left_out = _ordered_tasks(ws, frame, identity.name, set(done), batch, limit,
+        tasks, skipped, others, left_out = _ordered_tasks(ws, todo, identity.name, set(done), batch, limit,
                                                           count_others=pairs is None, only_unjudged=only_unjudged)
         total, calls = sum(len(t.docids) for t in tasks), len(tasks) * samples
-    plan = JudgingPlan(identity, prompt, frame.attrs.get("name"), strategy, adaptive, total, calls, skipped,
+    plan = JudgingPlan(identity, prompt, todo.name, strategy, adaptive, total, calls, skipped,
                        others, left_out)
     if on_start is not None:
         on_start(plan)
@@ -169,16 +171,27 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
     return JudgeRun(plan, report=report)
 
 
-def _ordered_tasks(ws: Workspace, frame: Any, judge: str, done: set[tuple[str, str]], batch: int,
+def _first_candidates(todo: Candidates, done: Any, budget: int | None, total: int) -> list[Task]:
+    """The first `total` candidates an adaptive pool's dry run counts: of each topic in priority order, up to the
+    budget (else its whole pool), leaving out those `done`."""
+    per_topic: dict = {}
+    for qid, docid, _ in sorted(todo.rows, key=lambda row: (row[0], row[2])):
+        per_topic.setdefault(qid, []).append(docid)
+    most = budget or max((len(docs) for docs in per_topic.values()), default=0)
+    firsts = [(q, d) for q, docs in per_topic.items() for d in [d for d in docs if (q, d) not in done][:int(most)]]
+    return [Task(str(q), (d,)) for q, d in firsts[:total]]
+
+
+def _ordered_tasks(ws: Workspace, todo: Candidates, judge: str, done: set[tuple[str, str]], batch: int,
                    limit: int | None, *, count_others: bool, only_unjudged: bool) -> tuple[
                        list[Task], int, tuple[GradedBy, ...], int]:
     """(the tasks of a ranked pool, pairs this judge judged, other judges' grades of the rest, pairs left out
     because another judge graded them)."""
-    others, theirs = graded_by_others(ws, frame, judge, done) if count_others else ((), set())
+    others, theirs = graded_by_others(ws, todo, judge, done) if count_others else ((), set())
     if not only_unjudged:
-        tasks, skipped = plan_tasks(frame, done, batch, limit)
+        tasks, skipped = plan_tasks(todo, done, batch, limit)
         return tasks, skipped, others, 0
-    tasks, skipped = plan_tasks(frame, done | theirs, batch, limit)
+    tasks, skipped = plan_tasks(todo, done | theirs, batch, limit)
     return tasks, skipped - len(theirs), others, len(theirs)  # plan_tasks counted theirs as this judge's
 
 
@@ -197,7 +210,8 @@ def _estimate(ws: Workspace, config: Any, plan: JudgingPlan, tasks: list[Task], 
     observed = observed_reply_tokens(ws, plan.judge.name, config.model, samples)
     conn = model_calls.open_read_only(ws.path / "bench.sqlite")
     try:
-        cache = _ReadOnlyCache(conn) if model_calls.has_model_cache(conn) else None
+        # no reply cached: no call's request is hashed and looked up (0.06 s of CPU for the demo's 637 calls)
+        cache = _ReadOnlyCache(conn) if model_calls.has_replies(conn) else None
         return estimate_tasks(tasks, corpus, topics, config.model, prompt=plan.prompt, batch=batch, samples=samples,
                               examples=shots, prices=prices, reply_tokens_per_passage=observed, cache=cache,
                               params=dict(config.params))
@@ -207,12 +221,9 @@ def _estimate(ws: Workspace, config: Any, plan: JudgingPlan, tasks: list[Task], 
 
 def nothing_to_estimate(model: str, batch: int) -> Any:
     """The estimate of a run with nothing to judge: no row, no call."""
-    import pandas as pd
-
     from trecbench.judging.estimate import Estimate
 
-    columns = ["judgments", "calls", "cached_calls", "input_tokens", "output_tokens", "cost_usd"]
-    return Estimate(pd.DataFrame(columns=columns, index=pd.Index([], name="query_id")), model, batch, None)
+    return Estimate(None, model, batch, None)
 
 
 class _ReadOnlyCache:

@@ -21,26 +21,28 @@ if TYPE_CHECKING:
         Pool as Pool, PoolInfo as PoolInfo, build_pool as build_pool, read_pool as read_pool, write_pool as write_pool,
     )
     from trecbench.pooling.rank import RunInfo as RunInfo, top_k as top_k
-    from trecbench.pooling.strategies import STRATEGIES as STRATEGIES, Strategy as Strategy, get_strategy as get_strategy
+    from trecbench.pooling.strategies import (
+        STRATEGIES as STRATEGIES, Strategy as Strategy, get_strategy as get_strategy, is_adaptive as is_adaptive,
+    )
     from trecbench.pooling.session import JudgingSession as JudgingSession
     from trecbench.pooling.simulation import simulate as simulate
     from trecbench.pooling.stats import pool_stats as pool_stats
     from trecbench.judging.estimate import estimate_cost as estimate_cost
     from trecbench.pooling.loo import leave_one_out as leave_one_out, workspace_leave_one_out as workspace_leave_one_out
     from trecbench.pooling.workspace import (
-        pool_runs as pool_runs, resume_adaptive as resume_adaptive, is_adaptive as is_adaptive,
+        pool_runs as pool_runs, resume_adaptive as resume_adaptive,
     )
 
 _EXPORTS = by_module({
     "trecbench.pooling.pool": ("Pool", "PoolInfo", "build_pool", "read_pool", "write_pool"),
     "trecbench.pooling.rank": ("RunInfo", "top_k"),
-    "trecbench.pooling.strategies": ("STRATEGIES", "Strategy", "get_strategy"),
+    "trecbench.pooling.strategies": ("STRATEGIES", "Strategy", "get_strategy", "is_adaptive"),
     "trecbench.pooling.session": ("JudgingSession",),
     "trecbench.pooling.simulation": ("simulate",),
     "trecbench.pooling.stats": ("pool_stats",),
     "trecbench.judging.estimate": ("estimate_cost",),
     "trecbench.pooling.loo": ("leave_one_out", "workspace_leave_one_out"),
-    "trecbench.pooling.workspace": ("pool_runs", "resume_adaptive", "is_adaptive"),
+    "trecbench.pooling.workspace": ("pool_runs", "resume_adaptive"),
 })
 
 __all__ = sorted(_EXPORTS)

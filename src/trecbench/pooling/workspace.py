@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence, TYPE_CHECKING
 
 from trecbench.pooling.pool import DEFAULT_DEPTH, Pool, PoolInfo, build_pool
+from trecbench.pooling.strategies import is_adaptive  # noqa: F401  (its home is the registry; taken here too)
 
 if TYPE_CHECKING:
     from trecbench.store.workspace import Workspace, WorkspaceLike
@@ -69,13 +70,6 @@ class AdaptiveResume:
     pool: Pool
     done: dict[tuple[str, str], int]  # (qid, docid) -> grade this judge gave, replayed to the strategy
     remaining: int  # judgments still to make at most (the budget per topic, or the whole pool)
-
-
-def is_adaptive(strategy: str | None) -> bool:
-    """Whether the registered strategy of this name chooses documents during judging (mtf, maxmean, ...)."""
-    from trecbench.pooling.strategies import STRATEGIES
-
-    return strategy in STRATEGIES and STRATEGIES[strategy].adaptive
 
 
 def resume_adaptive(ws: Workspace, judge: str, pool: str | None = None, *, limit: int | None = None) -> AdaptiveResume:

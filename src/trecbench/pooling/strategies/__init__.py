@@ -22,7 +22,12 @@ def get_strategy(name: str, **params: Any) -> Strategy:
     return cls(**params)
 
 
+def is_adaptive(strategy: str | None) -> bool:
+    """Whether the registered strategy of this name chooses documents during judging (mtf, maxmean, ...)."""
+    return strategy in STRATEGIES and STRATEGIES[strategy].adaptive
+
+
 # Importing each module registers its strategy.
 from trecbench.pooling.strategies import depth, rrf, rbp, mtf, maxmean  # noqa: E402,F401
 
-__all__ = ["STRATEGIES", "StaticStrategy", "Strategy", "get_strategy", "register"]
+__all__ = ["STRATEGIES", "StaticStrategy", "Strategy", "get_strategy", "is_adaptive", "register"]

@@ -17,7 +17,6 @@ from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 
 class Strategy(ABC):
@@ -161,6 +160,8 @@ def topic_order(strategy: StaticStrategy, runs: Mapping[str, Sequence[str]]) -> 
     docs = np.concatenate([np.asarray(d, dtype=object) for d in lists if d])
     run = np.concatenate([np.full(len(d), i, dtype=np.int64) for i, d in enumerate(lists) if d])
     rank = np.concatenate([np.arange(1, len(d) + 1, dtype=np.int64) for d in lists if d])
+    import pandas as pd
+
     code, uniq = pd.factorize(docs)
     cands = aggregate(code.astype(np.int64), run, rank)
     fused = strategy.fused(rank[cands.row_order], cands.row_candidate, len(cands.key))

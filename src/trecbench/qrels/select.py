@@ -27,9 +27,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported by the functions that make frames: choosing grades as rows needs none
+    import pandas as pd
 
-if TYPE_CHECKING:
     from trecbench.store.workspace import Workspace, WorkspaceLike
     from trecbench.versions.register import Stale
 
@@ -48,7 +48,7 @@ class WorkspaceQrels:
     propagated: int  # pairs given a duplicate's grade
     pool: pd.DataFrame | None  # the stored pool whose groups propagated (None: the workspace has none)
     policy: str  # "prefer human", "judge NAME", "majority"
-    unjudged: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["query_id", "doc_id"]))
+    unjudged: pd.DataFrame = field(default_factory=lambda: _no_pairs())
     # ^ pool candidates with no grade, neither their own nor a duplicate's
     left_out: int = 0  # judged pairs of older corpus versions left out (not in the current one, or changed)
     corpus_version: str | None = None  # the current corpus version, once the workspace was updated to another
@@ -138,9 +138,11 @@ def grouping_pool(ws: Workspace) -> str | None:
 
 def unjudged_candidates(pool: Any, qrels: pd.DataFrame) -> pd.DataFrame:
     """Pool candidates (query_id, doc_id, pool order) that the qrels give no grade >= 0."""
+    import pandas as pd
+
     frame = _candidates(pool)
     if frame is None or frame.empty:
-        return pd.DataFrame(columns=["query_id", "doc_id"])
+        return _no_pairs()
     graded = qrels[qrels["relevance"] >= 0]
     have = pd.MultiIndex.from_arrays([graded["query_id"].astype(str), graded["doc_id"].astype(str)])
     keys = pd.MultiIndex.from_arrays([frame["query_id"].astype(str), frame["doc_id"].astype(str)])
@@ -185,6 +187,8 @@ def select_grades(judgments: pd.DataFrame, *, judge: str | None = None, prefer: 
 
 def grades_frame(chosen: list[tuple[Any, Any, int, str]]) -> pd.DataFrame:
     """`choose_grades`' rows as a frame: query_id, doc_id, relevance, judge."""
+    import pandas as pd
+
     qids, docids, grades, labels = zip(*chosen) if chosen else ((), (), (), ())
     return pd.DataFrame({"query_id": pd.Series(qids, dtype=object), "doc_id": pd.Series(docids, dtype=object),
                          "relevance": pd.Series(grades, dtype="int64"), "judge": pd.Series(labels, dtype=object)})
@@ -242,6 +246,8 @@ def propagate(grades: pd.DataFrame, pool: Any) -> tuple[pd.DataFrame, int]:
     Returns (grades with `propagated_from`: None for the given rows, the source docid for the added ones;
     the number added). The input is not changed.
     """
+    import pandas as pd
+
     out = grades.copy()
     out["propagated_from"] = None
     frame = _candidates(pool)
@@ -292,3 +298,10 @@ def to_qrels(grades: pd.DataFrame) -> pd.DataFrame:
     frame["iteration"] = ["propagated" if isinstance(p, str) and p else "0" for p in frame["propagated_from"]]
     frame = frame.sort_values(["query_id", "doc_id"]).reset_index(drop=True)
     return frame[["query_id", "iteration", "doc_id", "relevance", "judge", "propagated_from"]]
+
+
+def _no_pairs() -> pd.DataFrame:
+    """An empty frame of (query_id, doc_id) pairs."""
+    import pandas as pd
+
+    return pd.DataFrame(columns=["query_id", "doc_id"])

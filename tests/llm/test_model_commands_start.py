@@ -1,9 +1,10 @@
-"""How model commands start: a dry run imports no model library (litellm, a provider's SDK) and prints
-litellm's own numbers; a real run says what it will do before it imports one.
+"""How model commands start: a dry run imports no model library (litellm, a provider's SDK), nor pandas
+where it only counts, and prints litellm's own numbers; a real run says what it will do before it imports one.
 
 Each command runs in a fresh process (as a user runs it) under an audit hook that, at the first real import
 of litellm, openai, anthropic or httpx (not a `find_spec` look-up), prints `IMPORT <name>` and ends the
 process: the order of that line and the command's output is the order of events, with no clock involved.
+A command that ends prints `LOADED [...]`, which of pandas and pyarrow it imported, before `ENDED <status>`.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from paths import ROOT
 
 SAMPLE = ROOT / "src" / "trecbench" / "sample"
 STACK = ("litellm", "openai", "anthropic", "httpx")
+FRAMES = ("pandas", "pyarrow")  # a third of a second or more to import: what a dry run that only counts does without
 WATCHED = f"""
 import os, sys
 
@@ -34,6 +36,7 @@ try:
     status = 0
 except SystemExit as e:
     status = e.code
+print("LOADED", sorted(m for m in {FRAMES!r} if m in sys.modules), flush=True)
 print("ENDED", status, flush=True)
 """
 NOWHERE = "http://127.0.0.1:9/v1"  # nothing listens: every run here ends before a request is sent
@@ -72,15 +75,22 @@ DRY_RUNS = {
     "nuggets, an OpenAI model": ["nuggets", "draft", "--model", "openai/gpt-4o-mini", "--dry-run"],
     "nuggets, Anthropic": ["nuggets", "draft", "--model", "anthropic/claude-sonnet-4-5", "--dry-run"],
     "nuggets, a local server": ["nuggets", "draft", "--model", "openai/judge", "--api-base", NOWHERE, "--dry-run"],
+    "support": ["judge", "support", SAMPLE / "answers" / "partial.jsonl", "--model", "openai/gpt-4o-mini", "--dry-run"],
+    "judge, few-shot, samples": ["judge", "llm", "--model", "openai/gpt-4o-mini", "--examples", "2", "--samples", "3",
+                                 "--batch", "4", "--dry-run"],
 }
+# The audit chooses the pairs it re-judges from frames of the old qrels (as `judge validate` does): it needs pandas.
+NEEDS_FRAMES = {"audit"}
 
 
 @pytest.mark.parametrize("name", DRY_RUNS)
-def test_a_dry_run_imports_no_model_library(demo, name):
+def test_a_dry_run_imports_no_model_library_nor_pandas(demo, name):
     command = DRY_RUNS[name]
     lines = watched(*command[:2], "-w", demo, *command[2:])
     assert lines[-1] == "ENDED 0", lines  # not `IMPORT litellm`
     assert any(line.startswith("dry run: ") for line in lines), lines
+    if name not in NEEDS_FRAMES:
+        assert lines[-2] == "LOADED []", lines
 
 
 @pytest.mark.parametrize("name", ["judge, an OpenAI model", "judge, Anthropic, batches", "nuggets, Anthropic"])

@@ -15,9 +15,18 @@ one more dry run (cProfile, cumulative).
     python benchmarks/dry_run.py --chars    # the error of the count without tiktoken (~4 characters a token)
 
 What it found (issue 22): of the ~7 s of CPU a dry run took, ~5 s were litellm's import and ~1.7 s its
-tokenizers' loading; counting and pricing the 870 calls took ~0.2 s. Now a dry run imports neither
-litellm nor a provider's SDK; what is left is Python, pandas (~0.5 s) and tiktoken's o200k_base
+tokenizers' loading; counting and pricing the 870 calls took ~0.2 s. Then a dry run imported neither
+litellm nor a provider's SDK; what was left was Python, pandas (~0.5 s) and tiktoken's o200k_base
 encoding (~0.3 s, for OpenAI's models; cl100k_base ~0.15 s), then the counting.
+
+Issue 27: the dry runs of `judge llm` (ranked pools), `judge support` and `nuggets draft` import no pandas
+(nor pyarrow) either: the pool, the judgments and the grades are read as rows (`judge llm --audit` and
+`judge holes` still read frames). On 2026-12-02 03:04-03:07 UTC (load 7.5-11, so CPU seconds run high),
+against main's code interleaved: 3.00 -> 2.01 s (judge llm, gpt-4o-mini), 2.08 -> 1.23 s (claude, batch 5),
+2.32 -> 1.47 s (nuggets draft), peak RSS 209 -> 125 MiB. What is left: Python, click, numpy (the corpus
+index) and trecbench's modules (0.70 s of imports in all at load ~8, `python -X importtime`), loading
+o200k_base (0.53 s at load 12), and the counting (0.085 s for the demo's 637 prompts in one process at
+load 12; 0.145 s while each call's request was still looked up in an empty cache).
 """
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ bytes (the figures: docs/speed.md).
 from __future__ import annotations
 
 import io
+import sys
 from collections.abc import Sequence
 from typing import Any, BinaryIO, Iterator, NamedTuple
 
@@ -621,20 +622,26 @@ def _parse_numbers(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype, o
     fit = np.minimum(length, width)
     matrix = _fixed(seg, end - width, width)
     matrix &= _byte_masks(width)[fit].view(np.uint8).reshape(n, width)  # the bytes before the field (earlier fields)
-    dot_bits = _row_bits(matrix == 46)
+    is_dot = matrix == 46
+    dot_bits = _row_bits(is_dot)
     matrix -= np.uint8(48)  # bytes below '0' wrap around to large values
     is_digit = matrix < 10
     matrix *= is_digit
-    digit_bits = _row_bits(is_digit)
     first = seg[start]
     signed = (first == 43) | (first == 45)
-    one = np.uint64(1)
-    shift = fit.astype(np.uint64)
     has_dot = dot_bits != 0
-    clean = (digit_bits | dot_bits | (signed.astype(np.uint64) << (shift - one))) == (one << shift) - one
-    clean &= (digit_bits != 0) & ((dot_bits & (dot_bits - one)) == 0)  # a digit, at most one dot
     n_digits = length - has_dot - signed
-    clean &= n_digits <= _PLACES  # and so the whole field fits the row
+    clean = (n_digits >= 1) & (n_digits <= _PLACES) & (length <= width)
+    # A row's fields bytes are digits, dots and a leading sign, at most one dot: counted over the block at once
+    # (a row's digits, dots and sign are distinct bytes of its `fit`, so the sums are equal only if each row's
+    # are, and dot bytes equal rows with a dot only if none has two); only if not, row by row.
+    dots = np.count_nonzero(is_dot)
+    if np.count_nonzero(is_digit) + dots + np.count_nonzero(signed & clean) != fit.sum() \
+            or dots != np.count_nonzero(has_dot):
+        digit_bits = _row_bits(is_digit)
+        one, shift = np.uint64(1), fit.astype(np.uint64)
+        clean &= (digit_bits | dot_bits | (signed.astype(np.uint64) << (shift - one))) == (one << shift) - one
+        clean &= (dot_bits & (dot_bits - one)) == 0
     if dtype is np.int64:
         clean &= ~has_dot
     # the dot's bit b as b + 1 (0: no dot), read from the exponent of the bits as a double
@@ -670,12 +677,24 @@ def _extended(mantissa: np.ndarray, fraction: np.ndarray, negative: np.ndarray, 
     correctly rounded double; says where it is (not where the extended quotient lies halfway between doubles)."""
     exact = mantissa.astype(np.longdouble) / _POW10_LONG[fraction]
     value = exact.astype(np.float64)
-    off = np.abs(exact - value.astype(np.longdouble))
-    step = np.spacing(np.abs(value)).astype(np.longdouble)
-    # halfway between two doubles (a quarter below a power of two, where the step halves): rounded twice
-    ok = (off != step / 2) & (off != step / 4)
+    ok = ~_halfway(exact, value)
     values[rows[ok]] = np.where(negative[ok], -value[ok], value[ok])
     return ok
+
+
+_X87 = np.finfo(np.longdouble).nmant == 63 and np.dtype(np.longdouble).itemsize == 16 and sys.byteorder == "little"
+
+
+def _halfway(exact: np.ndarray, value: np.ndarray, bits: bool = _X87) -> np.ndarray:
+    """Whether each extended quotient (positive, normal) lies exactly halfway between two doubles, `value` being
+    it rounded to a double. With x87's layout (the 64-bit significand in an item's low 8 bytes) that is the 11
+    bits a double drops being 100 0000 0000; else by arithmetic: half the step between doubles from `value`, a
+    quarter where `value` is the power of two above it (the step halves below it)."""
+    if bits:
+        return (exact.view("<u8")[::2] & np.uint64(0x7FF)) == np.uint64(0x400)
+    off = np.abs(exact - value.astype(np.longdouble))
+    step = np.spacing(np.abs(value)).astype(np.longdouble)
+    return (off == step / 2) | (off == step / 4)
 
 
 def _row_bits(flags: np.ndarray) -> np.ndarray:
@@ -694,9 +713,15 @@ def _decimal_value(digits: np.ndarray) -> np.ndarray:
     """[n, width] uint8 digits 0-9 -> n uint64: the last 24 columns read as one decimal number (wrapping
     past 2**64; a clean field's digits fill at most the last 19). Eight digits of a little-endian word at
     a time, by three multiplications (SWAR: pairs, then quads, then the eight)."""
-    v = digits.view("<u8")[:, -3:] * np.uint64(2561) >> np.uint64(8)
-    v = ((v & _LOW8) * np.uint64(6553601)) >> np.uint64(16)
-    v = (((v & _LOW16) * np.uint64(42949672960001)) >> np.uint64(32)) & np.uint64(0xFFFFFFFF)
+    v = digits.view("<u8")[:, -3:]  # in place: the digits are not needed after
+    v *= np.uint64(2561)
+    v >>= np.uint64(8)
+    v &= _LOW8
+    v *= np.uint64(6553601)
+    v >>= np.uint64(16)
+    v &= _LOW16
+    v *= np.uint64(42949672960001)
+    v >>= np.uint64(32)
     total = v[:, 0].copy()
     for k in range(1, v.shape[1]):
         total *= np.uint64(100_000_000)

@@ -109,3 +109,15 @@ def test_grades_of_every_width_are_read_as_int_reads_them(text):
     data = "".join(f"q 0 d{i} {t}\n" for i, t in enumerate(texts)).encode()
     cols = split_fields(data, 4, ids=(0, 2), ints=(3,))
     assert cols is not None and cols[3].tolist() == [int(t) for t in texts]
+
+
+@pytest.mark.parametrize("grades", [["0", "1", "3", "9"], ["0", "x", "1"], ["2", "-", "1"], ["0", ".", "1"], ["7", "+"]])
+def test_one_character_grades_are_digits_or_the_file_goes_to_the_general_reader(grades):
+    data = "".join(f"q 0 d{i} {g}\n" for i, g in enumerate(grades)).encode()
+    for kind in ("ints", "floats"):
+        cols = split_fields(data, 4, ids=(0, 2), **{kind: (3,)})
+        if all(g.isdigit() for g in grades):
+            assert cols is not None and cols[3].tolist() == [int(g) for g in grades]
+            assert cols[3].dtype == (np.int64 if kind == "ints" else np.float64)
+        else:
+            assert cols is None

@@ -121,3 +121,14 @@ def test_one_character_grades_are_digits_or_the_file_goes_to_the_general_reader(
             assert cols[3].dtype == (np.int64 if kind == "ints" else np.float64)
         else:
             assert cols is None
+
+
+@pytest.mark.parametrize("bad", [b"q1 Q0 d1 1 1.5 tag\n", b"q1 Q0 d1 1 1.5\rtag\r\n", b"q1 Q0 d1 1 1.5 t\rag\n",
+                                 b"q1 Q0 d1 1 1.5 tag\r\r\n", b"q1 Q0 d1 1 1.5 \r\n", b"\r\n", b"q1 Q0 d1 1 1.5 tag\n\r\n"])
+def test_in_a_crlf_file_a_line_without_its_cr_or_with_another_cr_sends_the_file_away(tmp_path, monkeypatch, bad):
+    data = run_text(300, seed=4, crlf=True)
+    monkeypatch.setattr(columns, "_CHUNK", 512)
+    cut = data.index(b"\n", 2000) + 1
+    assert read(data, tmp_path, "bytes") is not None
+    for how in ("bytes", "file"):
+        assert read(data[:cut] + bad + data[cut:], tmp_path, how) is None

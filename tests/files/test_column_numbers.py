@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import trecbench.files.columns as columns
 from trecbench.files.columns import Ids, split_fields
 
 
@@ -67,3 +68,21 @@ def test_ids_come_back_as_the_strings_they_were():
     cols = split_fields(data, 6, ids=(0, 2), floats=(4,))
     assert cols[0].strings() == texts[:5] and cols[2].strings() == [f"{t}-doc" for t in texts[:5]]
     assert list(cols[0].objects()) == texts[:5]
+
+
+@pytest.mark.skipif(not columns._X87, reason="x87 extended precision (the bit test reads its layout)")
+def test_the_halfway_test_on_the_extended_bits_finds_every_midpoint_the_arithmetic_one_finds():
+    # quotients of 16-18 digit mantissas, some exactly halfway (odd integers between 2**53 and 2**54, and
+    # 2**54 + 2 + 4k over 10). The arithmetic test also takes quarter points above a power of two (where
+    # the step it reads from the double above is twice the step below): those round once correctly.
+    rng = np.random.default_rng(11)
+    mantissa = np.concatenate([rng.integers(10**15, 10**18, 20_000), 2**53 + 1 + 2 * np.arange(300),
+                               10 * (2**54 + 2 + 4 * np.arange(300))])
+    fraction = np.concatenate([rng.integers(0, 19, 20_000), np.zeros(300, int), np.ones(300, int)])
+    exact = mantissa.astype(np.longdouble) / columns._POW10_LONG[fraction]
+    value = exact.astype(np.float64)
+    bits, arithmetic = columns._halfway(exact, value, bits=True), columns._halfway(exact, value, bits=False)
+    assert bits[-600:].all() and not (bits & ~arithmetic).any()
+    only = np.flatnonzero(arithmetic & ~bits)
+    assert len(only) > 50
+    assert value[only].tolist() == [float(f"{m}e-{f}") for m, f in zip(mantissa[only].tolist(), fraction[only].tolist())]

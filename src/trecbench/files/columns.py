@@ -1,7 +1,7 @@
 """Clean TREC files straight into numpy columns, with no Python object per line.
 
 Most runs and qrels have exactly one space (or one tab) between fields and nothing else odd. Such a
-file is split with a few vectorised passes over its bytes, a block of about 4 MB at a time: one pass
+file is split with a few vectorised passes over its bytes, a block of about 1 MB at a time: one pass
 finds every byte up to 32 (in a clean block: the separators, CRs and newlines, so line i's are row i
 of a matrix of their positions), each wanted field is gathered as one fixed-width item per line (an
 overlapping view of the block, one fancy index, no loop per byte), ids become big-endian 64-bit words
@@ -24,16 +24,18 @@ bytes (the figures: docs/speed.md).
 """
 from __future__ import annotations
 
+import io
+import sys
 from collections.abc import Sequence
 from typing import Any, BinaryIO, Iterator, NamedTuple
 
 import numpy as np
 
-_CHUNK = 1 << 22  # bytes parsed at a time: temporaries stay in cache, memory stays bounded
+_CHUNK = 1 << 20  # bytes parsed at a time: a block's temporaries stay in cache, memory stays bounded
 _LINES = 1 << 20  # rows handled at a time where a whole column is not needed
 _HASH = np.uint64(0x9E3779B97F4A7C15)
 _SIMPLE_DIGITS = 15  # decimal mantissas below 10**15 < 2**53 are exact doubles
-_POW10 = 10.0 ** np.arange(23)  # exact doubles up to 1e22
+_POW10 = 10.0 ** np.arange(26)  # exact doubles up to 1e22 (the rest only for rows read again as text)
 
 
 class Ids(NamedTuple):
@@ -362,180 +364,219 @@ def split_fields(source: bytes | BinaryIO, n_fields: int, ids: Sequence[int] = (
     and end offset in the source (`gather_ids` reads the rows wanted, e.g. only a run's top documents).
     With `comments`, a line starting with `#` sends the file to the general reader too.
     """
-    lines = _count_lines(source)
-    out: dict[int, Any] = {}  # filled block by block, so no second copy of a column is made
-    done = 0
-    offset = 0  # of the block in the source
+    out = _Columns(_source_size(source))
     delim = None
-    for block in _blocks(source):
+    for buf, lo, hi in _blocks(source):
         if delim is None:
-            delim = _delimiter(block, n_fields)
+            delim = _delimiter(buf, lo, hi, n_fields)
             if delim is None:
                 return None
-        if _odd_bytes(block, delim):
+        seg = np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo)
+        lines = _lines(buf, lo, seg, n_fields, delim, comments)
+        if lines is None:
             return None
-        buf = np.frombuffer(block, dtype=np.uint8)
-        if buf.max() >= 0x80:
-            try:
-                block.decode("utf-8")
-            except UnicodeDecodeError:
-                return None
-        got = _chunk(buf, n_fields, ord(delim), b"\r" in block, ids, floats, ints, spans, comments)
-        if got is None:
-            return None
+        rows = out.rows(len(lines[0]), hi - lo)
         for f in spans:
-            got[f] += offset
-        offset += len(block)
-        n_block = 0
-        for f, col in got.items():
-            values = col.words if isinstance(col, Ids) else col
-            n_block = len(values)
-            if f not in out:
-                out[f] = np.zeros((lines, *values.shape[1:]), dtype=values.dtype)
-            elif values.ndim == 2 and values.shape[1] > out[f].shape[1]:  # longer ids than so far
-                out[f] = _widen(out[f], values.shape[1])
-            target = out[f][done:done + len(values)]
-            if values.ndim == 2:
-                target[:, : values.shape[1]] = values
-            else:
-                target[:] = values
-        done += n_block
-    if not out or done != lines:
+            np.add(np.stack(_span(lines, f), axis=1), out.offset, out=out.column(f, rows, np.int64, 2))
+        for f in ids:
+            start, stop = _span(lines, f)
+            width = -(-int((stop - start).max()) // 8) * 8
+            _ids_at(seg, start, stop, width, out=out.column(f, rows, np.uint64, width // 8))
+        for kind, fields in ((np.float64, floats), (np.int64, ints)):
+            for f in fields:
+                if _parse_numbers(seg, *_span(lines, f), kind, out=out.column(f, rows, kind)) is None:
+                    return None
+        out.offset += hi - lo
+    if not out.columns:
         return None
-    return {f: Ids(out[f]) if f in ids else out[f] for f in out}
+    return {f: Ids(col) if f in ids else col for f, col in out.finish().items()}
 
 
-def _count_lines(source: bytes | BinaryIO) -> int:
-    """Lines in the source, counting a last line without newline (a file is read once more, from the cache)."""
+class _Columns:
+    """The columns `split_fields` fills block by block, in arrays sized from the first block's lines per byte
+    (grown in place if the guess was short, trimmed to the lines read at the end), so no second copy is made."""
+
+    def __init__(self, size: int | None) -> None:
+        self.size = size  # bytes of the source, when known
+        self.columns: dict[int, np.ndarray] = {}
+        self.capacity = 0
+        self.done = 0
+        self.offset = 0  # of the current block in the source
+
+    def rows(self, n: int, block: int) -> slice:
+        """The rows of the next block's n lines (`block` bytes), making room for them."""
+        need = self.done + n
+        if need > self.capacity:
+            left = max((self.size or 0) - self.offset, block)
+            self.capacity = max(need, self.done + int(left * n / block * 1.02) + 16)
+            for col in self.columns.values():
+                col.resize((self.capacity, *col.shape[1:]), refcheck=False)
+        rows = slice(self.done, need)
+        self.done = need
+        return rows
+
+    def column(self, f: int, rows: slice, dtype: Any, width: int = 0) -> np.ndarray:
+        """Where field f's values of these rows go ([n] or [n, width]; an id column is widened when needed)."""
+        col = self.columns.get(f)
+        if col is None:
+            col = self.columns[f] = np.zeros((self.capacity, width) if width else self.capacity, dtype=dtype)
+        elif width > (col.shape[1] if col.ndim == 2 else 0):  # longer ids than so far
+            col = self.columns[f] = _widen(col, width)
+        return col[rows, :width] if width else col[rows]
+
+    def finish(self) -> dict[int, np.ndarray]:
+        for col in self.columns.values():
+            if len(col) != self.done:
+                col.resize((self.done, *col.shape[1:]), refcheck=False)
+        return self.columns
+
+
+def _span(lines: tuple[np.ndarray, np.ndarray], f: int) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end of field f on each line of a block."""
+    line_start, marks = lines
+    return (line_start if f == 0 else marks[:, f - 1] + 1), marks[:, f]
+
+
+def _source_size(source: bytes | BinaryIO) -> int | None:
     if isinstance(source, (bytes, bytearray)):
-        return source.count(b"\n") + (not source.endswith(b"\n") and len(source) > 0)
-    count, last = 0, b"\n"
-    while True:
-        data = source.read(_CHUNK)
-        if not data:
-            break
-        count += data.count(b"\n")
-        last = data[-1:]
-    source.seek(0)
-    return count + (last != b"\n")
+        return len(source)
+    if isinstance(source, io.BytesIO):
+        return len(source.getvalue()) - source.tell()  # the bytes it holds, not a copy
+    try:
+        import os
+
+        return os.fstat(source.fileno()).st_size - source.tell()
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
 
 
-def _blocks(source: bytes | BinaryIO) -> Iterator[bytes]:
-    """Newline-terminated blocks of about _CHUNK bytes (a last line without newline gets one)."""
+def _blocks(source: bytes | BinaryIO) -> Iterator[tuple[bytes | bytearray, int, int]]:
+    """(buffer, start, end): blocks of about _CHUNK bytes, each buffer[start:end] whole lines (a last line
+    without newline gets one). Bytes (and a BytesIO's, which it shares) are cut where they are, with no copy;
+    a file is read into one reused buffer, so a block costs no copy beyond the read. A buffer is valid until
+    the next block."""
+    if isinstance(source, io.BytesIO):
+        at, source = source.tell(), source.getvalue()  # getvalue() shares the bytes a BytesIO was made from
+        source = source[at:] if at else source
     if isinstance(source, (bytes, bytearray)):
         start = 0
         while start < len(source):
             end = source.rfind(b"\n", start, start + _CHUNK) + 1 or source.find(b"\n", start) + 1 or len(source)
-            block = source[start:end]
-            yield block if block.endswith(b"\n") else block + b"\n"
+            if source[end - 1] == 10:
+                yield source, start, end
+            else:  # the last line, without its newline
+                yield source[start:end] + b"\n", 0, end - start + 1
             start = end
         return
-    rest = b""
+    yield from _file_blocks(source)
+
+
+def _file_blocks(source: BinaryIO) -> Iterator[tuple[bytearray, int, int]]:
+    buf = bytearray(_CHUNK + 1)  # one byte more: room for the newline a last line may lack
+    kept = 0  # bytes of an unfinished line carried to the buffer's start
     while True:
-        data = source.read(_CHUNK)
-        if not data:
-            break
-        data = rest + data
-        end = data.rfind(b"\n") + 1
-        if end == 0:
-            rest = data
-            continue
-        rest = data[end:]
-        yield data[:end]
-    if rest:
-        yield rest + b"\n"
+        with memoryview(buf) as view:
+            got = source.readinto(view[kept:len(buf) - 1])  # type: ignore[attr-defined]
+        if not got:
+            if kept:
+                buf[kept] = 10
+                yield buf, 0, kept + 1
+            return
+        filled = kept + got
+        end = buf.rfind(b"\n", 0, filled) + 1
+        if end:
+            yield buf, 0, end
+            tail = bytes(buf[end:filled])
+            kept = len(tail)
+            with memoryview(buf) as view:
+                view[:kept] = tail
+        else:
+            kept = filled
+            if kept == len(buf) - 1:  # a line longer than the buffer
+                buf = buf + bytearray(len(buf))
 
 
-def _delimiter(data: bytes, n_fields: int) -> bytes | None:
-    end = data.find(b"\n")
-    first = (data if end < 0 else data[:end]).rstrip(b"\r")
+def _delimiter(buf: bytes | bytearray, lo: int, hi: int, n_fields: int) -> int | None:
+    stop = buf.find(b"\n", lo, hi)
+    first = buf[lo: hi if stop < 0 else stop].rstrip(b"\r")
     for delim in (b" ", b"\t"):
         if first.count(delim) == n_fields - 1:
-            return delim
+            return ord(delim)
     return None
 
 
-def _odd_bytes(data: bytes, delim: bytes) -> bool:
-    """Bytes the general reader treats differently: other whitespace, NUL, a lone CR."""
-    other = b"\t" if delim == b" " else b" "
-    if other in data or b"\x00" in data or b"\x0b" in data or b"\x0c" in data:
-        return True
-    return b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
+def _lines(buf: bytes | bytearray, lo: int, seg: np.ndarray, n_fields: int, delim: int, comments: bool
+           ) -> tuple[np.ndarray, np.ndarray] | None:
+    """(line starts, [lines, separators] positions) of a clean block, or None.
 
-
-def _chunk(seg: np.ndarray, n_fields: int, delim: int, crlf: bool, ids, floats, ints, spans, comments):
-    # One pass finds every byte <= 32: in a clean block those are the separators, the CRs and the newlines,
-    # so line i's are row i of a [lines, per line] matrix (any other control byte breaks that shape).
+    One pass finds every byte up to 32: in a clean block those are the separators, the CRs and the
+    newlines, so line i's are row i of a matrix of their positions. It is clean when there are exactly
+    as many newlines as lines, each ending its row, as many delimiters as fields between them, a CR
+    before every newline or none at all (so no other byte up to 32: no tab, NUL or other control byte),
+    no two of them side by side but a CR and its newline (no field is empty, no line blank), no line
+    starting with `#` when comments are refused, and valid UTF-8.
+    """
+    hi = lo + len(seg)  # seg is buf[lo:hi]
+    crlf = buf.find(b"\r", lo, hi) >= 0
     per = n_fields + crlf
-    found = np.flatnonzero(seg <= 32)
+    low = seg <= 32
+    found = np.flatnonzero(low)
     n = len(found) // per
-    if n == 0 or len(found) != n * per:
+    if n == 0 or len(found) != n * per or low[0]:
+        return None
+    kinds = seg[found]
+    if np.count_nonzero(kinds == 10) != n or (kinds[per - 1::per] != 10).any() \
+            or np.count_nonzero(kinds == delim) != n * (n_fields - 1):
         return None
     marks = found.reshape(n, per)
-    kinds = seg[marks]
-    if (kinds[:, n_fields - 1 + crlf] != 10).any() or (kinds[:, : n_fields - 1] != delim).any() \
-            or crlf and (kinds[:, n_fields - 1] != 13).any():
+    if crlf and (np.count_nonzero(kinds == 13) != n or (marks[:, -2] + 1 != marks[:, -1]).any()):
         return None
+    if np.count_nonzero(low[1:] & low[:-1]) != n * crlf:
+        return None
+    if seg.max() >= 0x80:
+        import codecs
+
+        try:
+            with memoryview(buf) as view:
+                codecs.utf_8_decode(view[lo:hi], "strict", True)
+        except UnicodeDecodeError:
+            return None
     line_start = np.empty(n, dtype=np.int64)
     line_start[0] = 0
     line_start[1:] = marks[:-1, -1] + 1
-    # Every field non-empty: no two marks side by side, and none at a line's start.
-    if (marks[:, 0] <= line_start).any() or (np.diff(marks[:, :n_fields], axis=1) <= 1).any():
+    if comments and (seg[line_start] == 35).any():
         return None
-
-    def span(f: int) -> tuple[np.ndarray, np.ndarray]:
-        return (line_start if f == 0 else marks[:, f - 1] + 1), marks[:, f]
-
-    if comments and (seg[line_start] == ord("#")).any():
-        return None
-    out: dict[int, Any] = {}
-    for f in spans:
-        out[f] = np.stack(span(f), axis=1).astype(np.int64)
-    for f in ids:
-        out[f] = _ids_at(seg, *span(f))
-    for f in floats:
-        values = _parse_numbers(seg, *span(f), np.float64)
-        if values is None:
-            return None
-        out[f] = values
-    for f in ints:
-        values = _parse_numbers(seg, *span(f), np.int64)
-        if values is None:
-            return None
-        out[f] = values
-    return out
+    return line_start, marks
 
 
 def gather_ids(source: bytes, spans: np.ndarray) -> Ids:
     """The ids at these [n, 2] (start, end) offsets of `source` (from `split_fields(..., spans=...)`)."""
     if not len(spans):
         return Ids(np.zeros((0, 1), dtype=np.uint64))
-    return _ids_at(np.frombuffer(source, dtype=np.uint8), spans[:, 0], spans[:, 1])
+    seg = np.frombuffer(source, dtype=np.uint8)
+    width = -(-int((spans[:, 1] - spans[:, 0]).max()) // 8) * 8
+    return Ids(_ids_at(seg, spans[:, 0], spans[:, 1], width))
 
 
-def _ids_at(seg: np.ndarray, start: np.ndarray, end: np.ndarray) -> Ids:
-    length = end - start
-    width = -(-int(length.max()) // 8) * 8
-    words = _fixed(seg, start, width).view(">u8").astype(np.uint64)  # [n, width / 8], the bytes big-endian
-    words &= _word_masks(width)[np.minimum(length, width)]  # NULs past each id's end
-    return Ids(words)
-
-
-def _word_masks(width: int) -> np.ndarray:
-    """[width + 1, width / 8] uint64: row L keeps the first L bytes of big-endian words, zeroes the rest."""
-    kept = np.clip(np.arange(width + 1)[:, None] - 8 * np.arange(width // 8)[None, :], 0, 8)
-    ones = np.uint64(0xFFFFFFFFFFFFFFFF)
-    return np.where(kept == 0, np.uint64(0), ones << (np.uint64(8) * (8 - kept).astype(np.uint64)))
+def _ids_at(seg: np.ndarray, start: np.ndarray, end: np.ndarray, width: int, out: np.ndarray | None = None) -> np.ndarray:
+    """[n, width / 8] uint64: each id's bytes as big-endian words, NULs past its end (into `out` if given)."""
+    raw = _fixed(seg, start, width)
+    raw &= _head_masks(width)[end - start].view(np.uint8).reshape(len(start), width)
+    words = raw.view(">u8")
+    if out is None:
+        return words.astype(np.uint64)
+    np.copyto(out, words)  # the byte swap to native order, straight into the column
+    return out
 
 
 def _fixed(seg: np.ndarray, start: np.ndarray, width: int) -> np.ndarray:
     """[n, width] uint8: the `width` bytes of `seg` from each start (a start may lie before 0 or within width of
     the end: bytes outside `seg` are zero). One fancy index of overlapping `width`-byte items, no loop per byte."""
-    out = np.zeros((len(start), width), dtype=np.uint8)
-    inside = (start >= 0) & (start <= len(seg) - width)
-    if inside.all():
+    if len(start) and start.min() >= 0 and start.max() <= len(seg) - width:
         items = np.ndarray((len(seg) - width + 1,), dtype=np.dtype((np.void, width)), buffer=seg, strides=(1,))
         return items[start].view(np.uint8).reshape(len(start), width)
+    out = np.zeros((len(start), width), dtype=np.uint8)
+    inside = (start >= 0) & (start <= len(seg) - width)
     if inside.any():
         out[inside] = _fixed(seg, start[inside], width)
     edge = np.flatnonzero(~inside)
@@ -550,98 +591,143 @@ _NUMBER_BYTES[list(b"0123456789.+-eE")] = True
 _NUMBER_BYTES[0] = True  # padding
 _LONG_DOUBLE = np.finfo(np.longdouble).nmant >= 63  # x87 extended (or quad): a 64-bit mantissa holds 19 digits
 _POW10_LONG = np.cumprod(np.r_[1, [10] * 27].astype(np.longdouble))  # 10**0..10**27, exact (5**27 < 2**63)
-_PLACES = 19  # decimal places read as integers: 10**18 is the largest power of ten below 2**64 / 10
-_POW10_INT = 10 ** np.arange(_PLACES, dtype=np.uint64)
+_PLACES = 18  # digits read as one integer: below 10**18 < 2**63, so exact as uint64 and as int64
+_FAST_WIDTH = 24  # bytes of the widest number read by arithmetic: 18 digits, a dot and a sign take 20
+_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+# By the place of the dot: a divisor that splits off the digits left of it (none without a dot), and 9 times the
+# place of the dot (what each unit left of it counts too much when the dot is read as a 0 digit)
+_SPLIT = np.array([0xFFFFFFFFFFFFFFFF] + [10**e if e <= 19 else 0xFFFFFFFFFFFFFFFF for e in range(1, 26)], dtype=np.uint64)
+_NINES = np.array([0] + [9 * 10 ** (e - 1) if e <= 19 else 0 for e in range(1, 26)], dtype=np.uint64)
 
 
-def _parse_numbers(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype) -> np.ndarray | None:
-    """Decimal fields as float64 (correctly rounded, as strtod) or int64; None if one is not a finite number.
+def _parse_numbers(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype, out: np.ndarray | None = None
+                   ) -> np.ndarray | None:
+    """Decimal fields as float64 (correctly rounded, as strtod) or int64 (into `out` if given); None if one is
+    not a finite number.
 
-    Each field is taken right-aligned in a row of `width` bytes, so a column is a decimal place and the
-    digits times their places (a dot's left side one place too high, taken out by a division) are the
-    mantissa m as an integer. `[+-]digits[.digits]` with at most 15 digits is m / 10**f with both exact
-    doubles, so one IEEE division gives the correctly rounded value. With 16 to 18 digits m is exact in
-    x87's 64-bit mantissa: m / 10**f is rounded once there and once to a double, which is the correctly
-    rounded value unless the first result lies exactly halfway between two doubles; those, and anything
-    else, go through numpy's exact string conversion.
+    Each field is taken right-aligned in a row of `width` bytes (the bytes before it zeroed), so a column is a
+    decimal place. Which columns hold a digit, a dot become bits of one word per row (the last column bit 0),
+    so a clean field, `[+-]digits[.digits]`, is one comparison, and the dot's bit is the number of digits after
+    it. The digits, the dot read as a 0, are one integer t (`_decimal_value`); the digits left of the dot count
+    ten times too much, so the mantissa is m = t - 9 * (t // 10**(f+1)) * 10**f. An integer of up to 18 digits is
+    m. A decimal of up to 15 digits is m / 10**f with both exact doubles, so one IEEE division gives the
+    correctly rounded value. With 16 to 18 digits m is exact in x87's 64-bit mantissa: m / 10**f is rounded once
+    there and once to a double, which is the correctly rounded value unless the first result lies exactly
+    halfway between two doubles; those, and anything else, go through numpy's exact string conversion.
     """
     n = len(start)
     length = end - start
-    width = -(-int(length.max()) // 8) * 8
-    if width > 64:
-        return _parse_text(seg, start, end, dtype, np.arange(n), np.zeros(n, dtype=dtype))
+    values = np.empty(n, dtype=dtype) if out is None else out
+    longest = int(length.max())
+    if longest == 1:  # one digit each (a qrels file's grades): the byte less '0'
+        digit = seg[start] - np.uint8(48)
+        if (digit < 10).all():
+            np.copyto(values, digit, casting="unsafe")
+            return values
+    width = -(-min(longest, _FAST_WIDTH) // 8) * 8
+    fit = np.minimum(length, width)
     matrix = _fixed(seg, end - width, width)
-    matrix &= _byte_masks(width)[length].view(np.uint8).reshape(n, width)  # the bytes before the field (earlier fields) zeroed
-    digits = matrix - np.uint8(48)  # bytes below '0' wrap around to large values
-    is_digit = digits < 10
-    digits *= is_digit
-    # Which columns hold a digit, a dot: bits of one uint64 per row (column c is bit 63 - c). A clean field
-    # is digits with at most one dot and a sign in front, and nothing else.
-    digit_bits, dot_bits = _row_bits(is_digit), _row_bits(matrix == 46)
-    first = matrix[np.arange(n), width - length]
+    matrix &= _byte_masks(width)[fit].view(np.uint8).reshape(n, width)  # the bytes before the field (earlier fields)
+    is_dot = matrix == 46
+    dot_bits = _row_bits(is_dot)
+    matrix -= np.uint8(48)  # bytes below '0' wrap around to large values
+    is_digit = matrix < 10
+    matrix *= is_digit
+    first = seg[start]
     signed = (first == 43) | (first == 45)
-    negative = first == 45
-    shift = (64 - width + length).astype(np.uint64)  # bit of the field's first column, plus one
-    ones = np.uint64(0xFFFFFFFFFFFFFFFF)
-    region = np.where(shift >= 64, ones, (np.uint64(1) << np.minimum(shift, 63)) - np.uint64(1)) \
-        & (ones << np.uint64(64 - width))
-    sign_bit = np.where(signed, np.uint64(1) << (shift - np.uint64(1)), np.uint64(0))
     has_dot = dot_bits != 0
-    clean = (digit_bits != 0) & ((digit_bits | dot_bits | sign_bit) == region) & ((dot_bits & (dot_bits - has_dot)) == 0)
+    n_digits = length - has_dot - signed
+    clean = (n_digits >= 1) & (n_digits <= _PLACES) & (length <= width)
+    # A row's fields bytes are digits, dots and a leading sign, at most one dot: counted over the block at once
+    # (a row's digits, dots and sign are distinct bytes of its `fit`, so the sums are equal only if each row's
+    # are, and dot bytes equal rows with a dot only if none has two); only if not, row by row.
+    dots = np.count_nonzero(is_dot)
+    if np.count_nonzero(is_digit) + dots + np.count_nonzero(signed & clean) != fit.sum() \
+            or dots != np.count_nonzero(has_dot):
+        digit_bits = _row_bits(is_digit)
+        one, shift = np.uint64(1), fit.astype(np.uint64)
+        clean &= (digit_bits | dot_bits | (signed.astype(np.uint64) << (shift - one))) == (one << shift) - one
+        clean &= (dot_bits & (dot_bits - one)) == 0
     if dtype is np.int64:
         clean &= ~has_dot
-    n_digits = length - has_dot - signed
-    clean &= n_digits < _PLACES
-    fraction = np.where(has_dot, np.frexp(dot_bits.astype(np.float64))[1] - 1 - 64 + width, 0)
-    # a clean field's digits lie in the last 19 columns; a dot's left side counts ten times its value
-    total = _decimal_value(digits)
-    right = total % _POW10_INT[np.clip(fraction, 0, _PLACES - 1)]
-    mantissa = np.where(has_dot, (total - right) // np.uint64(10) + right, total)
-    simple = clean & (n_digits <= _SIMPLE_DIGITS)
+    # the dot's bit b as b + 1 (0: no dot), read from the exponent of the bits as a double
+    place = np.maximum((dot_bits.astype(np.float64).view(np.int64) >> 52) - 1022, 0)
+    total = _decimal_value(matrix)
+    mantissa = total - (total // _SPLIT[place]) * _NINES[place]
+    negative = first == 45
     if dtype is np.int64:
-        values = np.where(simple, mantissa, 0).astype(np.int64)
-        values = np.where(negative, -values, values)
+        np.copyto(values, mantissa.view(np.int64))
+        np.negative(values, out=values, where=negative)
+        todo = ~clean
     else:
-        values = np.where(simple, mantissa, 0).astype(np.float64) / _POW10[np.clip(fraction, 0, 22)]
-        values = np.where(negative, -values, values)
-    rest = np.flatnonzero(~simple)
-    if len(rest) and dtype is not np.int64 and _LONG_DOUBLE:
-        long = rest[clean[rest]]
-        if len(long):
-            exact = mantissa[long].astype(np.longdouble) / _POW10_LONG[fraction[long]]
-            value = exact.astype(np.float64)
-            off = np.abs(exact - value.astype(np.longdouble))
-            step = np.spacing(np.abs(value)).astype(np.longdouble)
-            # halfway between two doubles (a quarter below a power of two, where the step halves): rounded twice
-            ok = (off != step / 2) & (off != step / 4)
-            values[long[ok]] = np.where(negative[long[ok]], -value[ok], value[ok])
-            rest = np.setdiff1d(rest, long[ok], assume_unique=True)
+        fraction = np.maximum(place - 1, 0)
+        np.divide(mantissa, _POW10[fraction], out=values)
+        np.negative(values, out=values, where=negative)
+        todo = ~clean | (n_digits > _SIMPLE_DIGITS)
+        if _LONG_DOUBLE:
+            long = np.flatnonzero(todo & clean)
+            if len(long):
+                todo[long] = ~_extended(mantissa[long], fraction[long], negative[long], values, long)
+    rest = np.flatnonzero(todo)
     if len(rest):
-        parsed = _parse_text(seg, start, end, dtype, rest, values)
-        if parsed is None:
+        if _parse_text(seg, start, end, dtype, rest, values) is None:
             return None
-        values = parsed
-    if dtype is not np.int64 and not np.isfinite(values).all():
-        return None
+        if dtype is not np.int64 and not np.isfinite(values[rest]).all():
+            return None
     return values
 
 
+def _extended(mantissa: np.ndarray, fraction: np.ndarray, negative: np.ndarray, values: np.ndarray,
+              rows: np.ndarray) -> np.ndarray:
+    """Sets values[rows] to mantissa / 10**fraction rounded through x87's extended precision where that is the
+    correctly rounded double; says where it is (not where the extended quotient lies halfway between doubles)."""
+    exact = mantissa.astype(np.longdouble) / _POW10_LONG[fraction]
+    value = exact.astype(np.float64)
+    ok = ~_halfway(exact, value)
+    values[rows[ok]] = np.where(negative[ok], -value[ok], value[ok])
+    return ok
+
+
+_X87 = np.finfo(np.longdouble).nmant == 63 and np.dtype(np.longdouble).itemsize == 16 and sys.byteorder == "little"
+
+
+def _halfway(exact: np.ndarray, value: np.ndarray, bits: bool = _X87) -> np.ndarray:
+    """Whether each extended quotient (positive, normal) lies exactly halfway between two doubles, `value` being
+    it rounded to a double. With x87's layout (the 64-bit significand in an item's low 8 bytes) that is the 11
+    bits a double drops being 100 0000 0000; else by arithmetic: half the step between doubles from `value`, a
+    quarter where `value` is the power of two above it (the step halves below it)."""
+    if bits:
+        return (exact.view("<u8")[::2] & np.uint64(0x7FF)) == np.uint64(0x400)
+    off = np.abs(exact - value.astype(np.longdouble))
+    step = np.spacing(np.abs(value)).astype(np.longdouble)
+    return (off == step / 2) | (off == step / 4)
+
+
 def _row_bits(flags: np.ndarray) -> np.ndarray:
-    """[n, width <= 64] bool -> n uint64, column c as bit 63 - c: each 8 flag bytes of a little-endian word
-    packed into a byte by one multiplication (bit i of the product's top byte is flag 7 - i)."""
+    """[n, width <= 64] bool -> n uint64, column c as bit width - 1 - c (the last column is bit 0): each 8 flag
+    bytes of a little-endian word packed into a byte by one multiplication (bit i of the product's top byte is
+    flag 7 - i)."""
     packed = (flags.view(np.uint8).view("<u8") * _PACK) >> np.uint64(56)
-    out = np.zeros((len(flags), 8), dtype=np.uint8)
-    out[:, : packed.shape[1]] = packed
-    return out.view(">u8").ravel().astype(np.uint64)
+    k = packed.shape[1]
+    out = packed[:, k - 1].copy()
+    for j in range(k - 2, -1, -1):
+        out |= packed[:, j] << np.uint64(8 * (k - 1 - j))
+    return out
 
 
 def _decimal_value(digits: np.ndarray) -> np.ndarray:
     """[n, width] uint8 digits 0-9 -> n uint64: the last 24 columns read as one decimal number (wrapping
     past 2**64; a clean field's digits fill at most the last 19). Eight digits of a little-endian word at
     a time, by three multiplications (SWAR: pairs, then quads, then the eight)."""
-    v = digits.view("<u8")[:, -3:] * np.uint64(2561) >> np.uint64(8)
-    v = ((v & _LOW8) * np.uint64(6553601)) >> np.uint64(16)
-    v = (((v & _LOW16) * np.uint64(42949672960001)) >> np.uint64(32)) & np.uint64(0xFFFFFFFF)
+    v = digits.view("<u8")[:, -3:]  # in place: the digits are not needed after
+    v *= np.uint64(2561)
+    v >>= np.uint64(8)
+    v &= _LOW8
+    v *= np.uint64(6553601)
+    v >>= np.uint64(16)
+    v &= _LOW16
+    v *= np.uint64(42949672960001)
+    v >>= np.uint64(32)
     total = v[:, 0].copy()
     for k in range(1, v.shape[1]):
         total *= np.uint64(100_000_000)
@@ -653,15 +739,21 @@ _PACK = np.uint64(0x8040201008040201)
 _LOW8, _LOW16 = np.uint64(0x00FF00FF00FF00FF), np.uint64(0x0000FFFF0000FFFF)
 
 
-_MASKS: dict[int, np.ndarray] = {}
+_MASKS: dict[tuple[int, bool], np.ndarray] = {}
 
 
-def _byte_masks(width: int) -> np.ndarray:
-    """[width + 1] items of `width` bytes: item L keeps the last L bytes (0xFF) and zeroes the others."""
-    if width not in _MASKS:
-        table = (np.arange(width)[None, :] >= width - np.arange(width + 1)[:, None]).astype(np.uint8) * np.uint8(255)
-        _MASKS[width] = table.view(np.dtype((np.void, width))).ravel()
-    return _MASKS[width]
+def _byte_masks(width: int, head: bool = False) -> np.ndarray:
+    """[width + 1] items of `width` bytes: item L keeps the last L bytes (0xFF), or the first L with `head`, and
+    zeroes the others."""
+    if (width, head) not in _MASKS:
+        cols, keep = np.arange(width)[None, :], np.arange(width + 1)[:, None]
+        table = ((cols < keep) if head else (cols >= width - keep)).astype(np.uint8) * np.uint8(255)
+        _MASKS[width, head] = table.view(np.dtype((np.void, width))).ravel()
+    return _MASKS[width, head]
+
+
+def _head_masks(width: int) -> np.ndarray:
+    return _byte_masks(width, head=True)
 
 
 def _parse_text(seg: np.ndarray, start: np.ndarray, end: np.ndarray, dtype, rows: np.ndarray,

@@ -361,6 +361,22 @@ def test_the_report_is_the_same_for_the_same_seed_but_the_time(tmp_path):
     assert strip.sub("", first) == strip.sub("", second)
 
 
+def test_source_date_epoch_fixes_the_time_so_two_reports_are_the_same_bytes(tmp_path, cli_run, monkeypatch):
+    bench = sample_bench(tmp_path, extras=False)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225599")  # 2025-12-31 23:59:59 UTC
+    outs = [tmp_path / "a.html", tmp_path / "b.html"]
+    for out in outs:
+        r = cli_run("report", "-w", bench, "-o", out, "--iterations", "200", "--quiet")
+        assert r.exit_code == 0, r.output
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+    assert "Generated 2025-12-31 23:59 UTC by" in outs[0].read_text(encoding="utf-8")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    r = cli_run("report", "-w", bench, "-o", tmp_path / "c.html", "--quiet")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert r.stderr.strip().splitlines()[-1] == "SOURCE_DATE_EPOCH: not a time in whole seconds since 1970: 'yesterday'"
+    assert not (tmp_path / "c.html").exists()
+
+
 def test_a_progress_bar_counts_the_steps_unless_quiet(tmp_path, cli_run):
     bench = sample_bench(tmp_path, extras=False)
     from trecbench.report import ReportOptions, build_report

@@ -201,6 +201,7 @@ def build_report(workspace: WorkspaceLike, options: ReportOptions | None = None,
     bar = progress if progress is not None else SilentProgress()
     ws = as_workspace(workspace)
     _check_measures(options.measures)
+    stamp = generated_at()  # a bad SOURCE_DATE_EPOCH is refused before any work (matplotlib reads it too)
     found: list[str] = []
     sources = discover_runs(ws, options.runs, include_workspace=options.workspace_runs, notes=found)
     bar.total = SECTIONS + 2 * len(sources)
@@ -237,7 +238,7 @@ def build_report(workspace: WorkspaceLike, options: ReportOptions | None = None,
     cost = cost_section(ws)
     bar.update()
     overview = _overview(ws, qrels, propagated, pool_frame, options, len(retrieval.table.runs) if retrieval.table
-                         else 0)
+                         else 0, stamp)
     from trecbench.report.support import support_section
 
     return Report(overview, retrieval, answers, evidence, pool, agreement, cost, reuse, audit, support_section(ws, options))
@@ -676,8 +677,24 @@ def cost_section(ws: Workspace) -> CostSection:
     return section
 
 
+def generated_at() -> str:
+    """When the report says it was made: now, to the minute, or `SOURCE_DATE_EPOCH` (seconds since 1970, UTC) when
+    it is set, as reproducible builds ask (https://reproducible-builds.org/specs/source-date-epoch/): two renders of
+    one workspace are then the same bytes (matplotlib's SVG figures take their date from it too). A value that is not
+    a whole number of seconds is refused."""
+    given = os.environ.get("SOURCE_DATE_EPOCH")
+    if given is None:
+        moment = datetime.now(timezone.utc)
+    else:
+        try:
+            moment = datetime.fromtimestamp(int(given.strip()), timezone.utc)
+        except (ValueError, OverflowError, OSError):
+            raise InputError("SOURCE_DATE_EPOCH", 0, f"not a time in whole seconds since 1970: {given!r}") from None
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
 def _overview(ws: Workspace, qrels: pd.DataFrame | None, propagated: int, pool: pd.DataFrame | None,
-              options: ReportOptions, runs: int) -> Overview:
+              options: ReportOptions, runs: int, stamp: str) -> Overview:
     from trecbench import __version__
     from trecbench.store.nuggets import nugget_counts
 
@@ -687,7 +704,7 @@ def _overview(ws: Workspace, qrels: pd.DataFrame | None, propagated: int, pool: 
     judges = len({(s.judge.kind, s.judge.name) for s in stats})
     nuggets, vital, approved = nugget_counts(ws.connection())
     return Overview(
-        name=ws.settings.name, generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        name=ws.settings.name, generated_at=stamp,
         version=__version__, created_at=created, corpus=ws.settings.corpus,
         topics=len(ws.topics()), judgments=int(ok or 0), failed=int(failed or 0), judges=int(judges or 0),
         qrels_topics=int(qrels["query_id"].nunique()) if qrels is not None else 0,

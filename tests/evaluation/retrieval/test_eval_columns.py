@@ -159,8 +159,13 @@ def test_scoring_one_run_from_the_cli_imports_neither_pandas_nor_ir_measures(tmp
     assert out.strip().splitlines()[-1] == "[]"
 
 
+# numpy.ma (which np.unique imports), json (--format json only), tempfile and pathlib (writing a file only);
+# sqlite3, the model client's errors and the extras table (the CLI's error handling, looked up only once imported)
+NOT_FOR_SCORING = ("numpy.ma", "json", "tempfile", "pathlib", "sqlite3", "trecbench.llm", "trecbench.llm.errors",
+                   "trecbench.helpers.extras")
+
+
 def test_scoring_in_blocks_of_topics_to_standard_output_imports_no_module_scoring_does_not_need(tmp_path):
-    # numpy.ma (which np.unique imports), json (--format json only), tempfile and pathlib (writing a file only)
     (tmp_path / "qrels.txt").write_text("".join(f"{t} 0 d{d} {d % 3}\n" for t in range(4) for d in range(6)))
     (tmp_path / "run.txt").write_text("".join(f"{t} Q0 d{d} {d + 1} {10 - d} r\n" for t in range(4) for d in range(8)))
     code = ("import sys\n"
@@ -170,7 +175,7 @@ def test_scoring_in_blocks_of_topics_to_standard_output_imports_no_module_scorin
             "try:\n    cli(['eval', 'retrieval', '--qrels', sys.argv[1], sys.argv[2], '-m', 'all_trec',"
             " '--format', 'trec_eval'])\n"
             "except SystemExit:\n    pass\n"
-            "print([m for m in ('numpy.ma', 'json', 'tempfile', 'pathlib') if m in sys.modules])")
+            f"print([m for m in {NOT_FOR_SCORING!r} if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt")],
                          capture_output=True, text=True, check=True).stdout
     assert "num_q                 \tall\t4" in out

@@ -161,9 +161,9 @@ def test_scoring_one_run_from_the_cli_imports_neither_pandas_nor_ir_measures(tmp
 
 # numpy.ma (which np.unique imports), json (--format json only), tempfile and pathlib (writing a file only);
 # sqlite3, the model client's errors and the extras table (the CLI's error handling, looked up only once imported),
-# numpy.typing (annotations only)
+# gzip (a gzipped stream only), numpy.typing (annotations only)
 NOT_FOR_SCORING = ("numpy.ma", "json", "tempfile", "pathlib", "sqlite3", "trecbench.llm", "trecbench.llm.errors",
-                   "trecbench.helpers.extras", "numpy.typing")
+                   "trecbench.helpers.extras", "gzip", "numpy.typing")
 
 
 def test_scoring_in_blocks_of_topics_to_standard_output_imports_no_module_scoring_does_not_need(tmp_path):

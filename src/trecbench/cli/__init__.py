@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -139,6 +140,28 @@ def cli() -> None:
     """
 
 
+_NO_TEARDOWN = [False]  # set by `no_teardown`, read by `main` only
+
+
+def no_teardown() -> None:
+    """Say that the process has nothing left to do once the command returns: `main` then ends it without
+    Python's teardown, which frees every object of numpy, click and the rest one by one just before the
+    system takes the memory back anyway (a fifth of the CPU of `eval retrieval` on a run of 50 topics).
+    Only for commands that close what they write themselves and leave no thread or temporary file for
+    an atexit handler; commands invoked in process (tests, `cli(...)`) are not affected."""
+    _NO_TEARDOWN[0] = True
+
+
 def main() -> None:
     """Entry point of the `trecbench` script."""
-    cli()
+    try:
+        cli()
+    except SystemExit as e:
+        if _NO_TEARDOWN[0] and (e.code is None or isinstance(e.code, int)):
+            try:  # what is printed must get out first; if it cannot (a closed pipe), Python's own exit says so
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                raise e from None
+            os._exit(e.code or 0)
+        raise

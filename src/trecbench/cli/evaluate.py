@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from trecbench.cli import LazyGroup
+from trecbench.cli import LazyGroup, no_teardown
 from trecbench.cli.common import (
     chunking_options,
     format_option,
@@ -119,7 +119,7 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
       trecbench eval retrieval --qrels qrels.txt --qrels-spans corpus.jsonl --level document run.txt
       trecbench eval retrieval -w mybench bm25.txt dense.txt -m P@10 -m nDCG@10 --corrected --width 0.05
     """
-    _lean_process()
+    _lean_process(teardown=workspace is not None)
     from trecbench.helpers.progress import progress_bar
     from trecbench.evaluation.retrieval import output as out
     from trecbench.evaluation.retrieval.names import MeasureError
@@ -226,14 +226,18 @@ def _holes(workspace: str | None, projection, results: list, depth: int, rel_lev
     return format_hole_scores(hole_scores(ws, paths, measure, depth=depth, rel_level=rel_level))
 
 
-def _lean_process() -> None:
-    """One OpenBLAS thread, and the arrays numpy frees kept in the heap for the next ones (glibc's malloc).
+def _lean_process(teardown: bool) -> None:
+    """One OpenBLAS thread, the arrays numpy frees kept in the heap for the next ones (glibc's malloc), and,
+    unless `teardown` (a workspace's database is open: its connections close at exit), no interpreter
+    teardown once the scores are printed (`cli.no_teardown`: the output file is closed by then).
 
     Scoring uses no BLAS; starting OpenBLAS's threads costs more CPU than scoring a small run. Scoring
     makes and drops matrices of a few MiB per block of topics; by default glibc maps each one afresh and
     unmaps it when freed, and the kernel faults its pages in again every time: on one run of 500k lines
     that was 35k page faults, 0.1 s of system time, as much as trec_eval's whole system time.
     """
+    if not teardown:
+        no_teardown()
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import ctypes  # numpy imports it anyway
 

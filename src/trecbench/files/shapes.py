@@ -23,10 +23,8 @@ pandas is imported only when a DataFrame is made.
 """
 from __future__ import annotations
 
-import gzip
 import numbers
 import os
-import zlib
 from collections.abc import Iterable, Mapping
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, Protocol, Union
 
@@ -79,6 +77,9 @@ def stream_bytes(stream: Any) -> tuple[bytes, str]:
         data = data.encode("utf-8")
     data = bytes(data)
     if data.startswith(b"\x1f\x8b"):
+        import gzip  # only for a gzipped stream: reading a plain file does not pay for it
+        import zlib
+
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as e:

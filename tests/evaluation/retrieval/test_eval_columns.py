@@ -159,8 +159,14 @@ def test_scoring_one_run_from_the_cli_imports_neither_pandas_nor_ir_measures(tmp
     assert out.strip().splitlines()[-1] == "[]"
 
 
+# numpy.ma (which np.unique imports), json (--format json only), tempfile and pathlib (writing a file only);
+# sqlite3, the model client's errors and the extras table (the CLI's error handling, looked up only once imported),
+# gzip (a gzipped stream only), numpy.typing (annotations only)
+NOT_FOR_SCORING = ("numpy.ma", "json", "tempfile", "pathlib", "sqlite3", "trecbench.llm", "trecbench.llm.errors",
+                   "trecbench.helpers.extras", "gzip", "numpy.typing")
+
+
 def test_scoring_in_blocks_of_topics_to_standard_output_imports_no_module_scoring_does_not_need(tmp_path):
-    # numpy.ma (which np.unique imports), json (--format json only), tempfile and pathlib (writing a file only)
     (tmp_path / "qrels.txt").write_text("".join(f"{t} 0 d{d} {d % 3}\n" for t in range(4) for d in range(6)))
     (tmp_path / "run.txt").write_text("".join(f"{t} Q0 d{d} {d + 1} {10 - d} r\n" for t in range(4) for d in range(8)))
     code = ("import sys\n"
@@ -170,7 +176,7 @@ def test_scoring_in_blocks_of_topics_to_standard_output_imports_no_module_scorin
             "try:\n    cli(['eval', 'retrieval', '--qrels', sys.argv[1], sys.argv[2], '-m', 'all_trec',"
             " '--format', 'trec_eval'])\n"
             "except SystemExit:\n    pass\n"
-            "print([m for m in ('numpy.ma', 'json', 'tempfile', 'pathlib') if m in sys.modules])")
+            f"print([m for m in {NOT_FOR_SCORING!r} if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt")],
                          capture_output=True, text=True, check=True).stdout
     assert "num_q                 \tall\t4" in out
@@ -267,3 +273,28 @@ def test_runid_is_the_last_lines_tag_and_comment_lines_are_skipped(tmp_path):
     (tmp_path / "commented.txt").write_text("# a comment\n1 Q0 a 1 2.0 r\n")
     scores = trecbench.evaluate(tmp_path / "qrels.txt", [tmp_path / "run.txt", tmp_path / "commented.txt"], ["AP"])
     assert list(scores.index) == ["last", "r"] and scores["AP"].tolist() == [1.0, 1.0]
+
+
+def test_eval_retrieval_from_the_script_ends_without_teardown_once_everything_is_printed(tmp_path, cli_run):
+    # `cli.main` ends the process with os._exit after flushing: atexit handlers (Python's teardown) do not run,
+    # and the output piped to the caller is complete; a command that did not ask for it exits as usual.
+    (tmp_path / "qrels.txt").write_text("".join(f"{t} 0 d{d} {d % 3}\n" for t in range(4) for d in range(6)))
+    (tmp_path / "run.txt").write_text("".join(f"{t} Q0 d{d} {d + 1} {10 - d} r\n" for t in range(4) for d in range(8)))
+    (tmp_path / "bad.txt").write_text("1 Q0 d1 1 x r\n")
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: print('teardown ran', file=sys.stderr))\n"
+            "sys.argv = ['trecbench', *sys.argv[1:]]\n"
+            "from trecbench.cli import main\n"
+            "main()\n")
+    args = ["eval", "retrieval", "--qrels", str(tmp_path / "qrels.txt"), "-m", "all_trec", "-q", "--format", "trec_eval"]
+
+    def script(*more: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", code, *more], capture_output=True, text=True)
+
+    done = script(*args, str(tmp_path / "run.txt"))
+    assert (done.returncode, done.stdout) == (0, cli_run(*args, tmp_path / "run.txt").stdout)
+    assert "teardown ran" not in done.stderr
+    bad = script(*args, str(tmp_path / "bad.txt"))
+    assert bad.returncode == 2 and "bad.txt:1:" in bad.stderr and "teardown ran" not in bad.stderr
+    listed = script("runs", "--help")
+    assert listed.returncode == 0 and "teardown ran" in listed.stderr

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -31,8 +31,7 @@ from .rankings import (
 )
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
     """One measure family to compute: trec_eval family, its raw parameter text, and relevance level."""
 
     family: str
@@ -42,8 +41,7 @@ class Request:
     extra: str | None = None  # measures trec_eval lacks (Judged, RR@k), computed by `extras`
 
 
-@dataclass
-class Score:
+class Score(NamedTuple):
     """One printed measure: per-topic values (aligned with RunScores.topics) and the `all` value."""
 
     name: str  # trec_eval's printed name (`ndcg_cut_10`)
@@ -91,8 +89,7 @@ def _summarise(family: Family, values: np.ndarray, kind: str, n_topics: int) -> 
     return float(np.cumsum(values, dtype=np.float64)[-1]) / n_topics
 
 
-@dataclass(frozen=True)
-class _Ranking:
+class _Ranking(NamedTuple):
     """How each block of a run is ranked and measured (the options of `score_run`)."""
 
     rel_level: int
@@ -102,8 +99,7 @@ class _Ranking:
     slice_lines: int
 
 
-@dataclass(frozen=True)
-class _Measured:
+class _Measured(NamedTuple):
     """Each computed request's outputs over all blocks, the topics they cover, and the run's unjudged topics."""
 
     outputs: dict[int, list[Output]]  # by id of the request
@@ -111,8 +107,7 @@ class _Measured:
     unjudged: list[str]
 
 
-@dataclass(frozen=True)
-class _Placed:
+class _Placed(NamedTuple):
     """Where each topic's value goes among the topics scored, and what a missing topic is scored on."""
 
     topics: list[str]
@@ -297,7 +292,7 @@ def condensed(r: Rankings) -> Rankings:
     if docs.size:
         docs = np.full((len(counts), width), "", dtype=object)
         docs[rows, pos[rows, cols]] = r.docids[rows, cols]
-    return Rankings(r.qids, rel, counts, docs, r.qrels, r.qrels_row, r.rel_level)
+    return Rankings(r.qids, rel, counts, docs, r.qrels, r.qrels_row, r.rel_level, [])
 
 
 def _empty_derived(table: QrelsTable, missing: list[str], version: int, judged_only: bool) -> Derived:
@@ -305,7 +300,7 @@ def _empty_derived(table: QrelsTable, missing: list[str], version: int, judged_o
     rows = table.topics.find(Ids.of(missing))
     m = len(missing)
     r = Rankings(table.qids[rows], np.full((m, 1), NONPOOL, dtype=np.int64), np.ones(m, dtype=np.int64),
-                 np.full((m, 1), "", dtype=object), table, rows, table.rel_level)
+                 np.full((m, 1), "", dtype=object), table, rows, table.rel_level, [])
     return Derived(condensed(r) if judged_only else r, version)
 
 

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
 
 import numpy as np
 
@@ -291,8 +290,7 @@ def evaluate(
     return results_in(frame, shape, per_topic=per_topic, single=given.single)
 
 
-@dataclass(frozen=True)
-class LowJudged:
+class LowJudged(NamedTuple):
     """A run whose top documents the qrels judge too little of: its scores count them as non-relevant."""
 
     run: str

@@ -9,7 +9,6 @@ every measure is a few vectorised operations over rows.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
 from typing import Any, BinaryIO, NamedTuple, Union
 
 import numpy as np
@@ -109,8 +108,7 @@ def qrels_columns(qrels: Any) -> QrelsColumns:
                         qrels["relevance"].to_numpy(dtype=np.int64))
 
 
-@dataclass(frozen=True)
-class QrelsTable:
+class QrelsTable(NamedTuple):
     """Per-topic judgment counts and a lookup of (topic, docid) -> grade, built once per qrels."""
 
     qids: np.ndarray  # sorted topic ids (str), trec_eval order
@@ -122,8 +120,7 @@ class QrelsTable:
     grades: np.ndarray  # grade on each qrels line
     rel_level: int
 
-@dataclass(frozen=True)
-class Rankings:
+class Rankings(NamedTuple):
     """One run's rankings over the evaluated topics (those present in both run and qrels)."""
 
     qids: np.ndarray  # evaluated topic ids, sorted as trec_eval sorts them
@@ -133,7 +130,7 @@ class Rankings:
     qrels: QrelsTable
     qrels_row: np.ndarray  # for each evaluated topic, its row in the qrels table
     rel_level: int
-    unjudged: list[str] = field(default_factory=list)  # topics of the run the qrels do not judge
+    unjudged: list[str]  # topics of the run the qrels do not judge
 
     @property
     def num_rel(self) -> np.ndarray:

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
-import numpy.typing as npt
 
 from trecbench.evaluation.retrieval.rankings import PAD, Rankings
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 # How a family's per-topic values become the `all` row.
 MEAN, SUM, GEOMETRIC, NONE, RUNID, NUM_Q = "mean", "sum", "gm", "none", "runid", "num_q"
@@ -26,8 +28,7 @@ DOUBLE, LONG, STRING = "double", "long", "string"
 MIN_GEO_MEAN = 0.00001
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(NamedTuple):
     """One printed measure of a family (e.g. `P_10` of `P`) and its per-topic values."""
 
     name: str
@@ -35,8 +36,7 @@ class Output:
     kind: str = DOUBLE
 
 
-@dataclass
-class Family:
+class Family(NamedTuple):
     """A trec_eval measure family. `params` is parsed from the text after the first dot."""
 
     name: str
@@ -114,13 +114,12 @@ def double_cutoffs(default: Sequence[float]) -> Callable[[str | None], tuple[flo
     return parse
 
 
-@dataclass(frozen=True)
-class RawParams:
+class RawParams(NamedTuple):
     """Parameters printed verbatim in the measure name (`ndcg_1=3,2=9`, `utility_2,-1,0,0`)."""
 
     raw: str | None
     values: tuple = ()
-    pairs: dict = field(default_factory=dict)
+    pairs: Mapping[str, float] = MappingProxyType({})  # read-only, so one empty mapping serves every instance
 
     def suffix(self, base: str) -> str:
         return base if not self.raw else f"{base}_{self.raw}"
@@ -240,7 +239,7 @@ class Derived:
         out = matrix[np.arange(n), col]
         return np.where(k > 0, out, 0)
 
-    def gains(self, pairs: dict[str, float] | None = None) -> "Gains":
+    def gains(self, pairs: Mapping[str, float] | None = None) -> "Gains":
         key = tuple(sorted((pairs or {}).items()))
         cache = self.__dict__.setdefault("_gains", {})
         if key not in cache:
@@ -306,7 +305,7 @@ def sums_at(mask: np.ndarray, values: Callable[[np.ndarray, np.ndarray], np.ndar
 class Gains:
     """trec_eval's gain table: gain per grade (default: the grade), ideal gain per rank."""
 
-    def __init__(self, d: Derived, pairs: dict[str, float]):
+    def __init__(self, d: Derived, pairs: Mapping[str, float]):
         levels = d.r.rel_levels  # [topic, grade] counts
         n_levels = levels.shape[1]
         explicit = {int(k): float(v) for k, v in pairs.items() if _is_int(k)}

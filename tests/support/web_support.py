@@ -145,11 +145,9 @@ def need_browser() -> None:
         missing(f"browser tests: {problem}", "TRECBENCH_REQUIRE_BROWSER")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Debian's chromium driven by playwright, one per pytest process (see `need_browser` when it is missing): every
-    test opens its own page or context, so nothing but the process is shared, and starting it (about 1.5 CPU s)
-    happens once per worker instead of once per browser test module."""
+    """Debian's chromium driven by playwright, one per test module (see `need_browser` when it is missing)."""
     need_browser()
     from playwright.sync_api import sync_playwright
 

@@ -40,6 +40,7 @@ def test_demo_scores_answers_evidence_reusability_and_agreement(demo_output):
     assert "sample_rag           final       62        76 0.8158         11" in result.stdout
     assert "verdict: SAFE to reuse for new systems" in result.stdout
     assert "Cohen's kappa 0.9042 on 230 pairs both judged" in result.stdout
+    assert "Judge agreement (assessor-1 vs assessor-2)" in result.stdout  # offline, the two assessors compared
 
 
 def test_demo_writes_a_workspace_qrels_and_a_self_contained_report(demo_output):
@@ -99,6 +100,9 @@ def test_demo_with_a_model_judges_drafts_and_assigns_through_it(tmp_path, llm_se
                      "--quiet")
     assert result.exit_code == 0, result.output
     assert "nuggets assigned by the model" in result.stdout
+    line = next(x for x in result.stdout.splitlines() if x.startswith("Judge agreement"))  # names the model compared
+    assert re.match(r"Judge agreement \(openai/gpt-4o-mini:graded-0-3@[0-9a-f]{8}:batch=5 vs assessor-2\)", line), line
+    assert "assessor-1" not in line
     assert (folder / "report.html").is_file()
     systems = {r["messages"][0]["content"][:30] for r in llm_server.requests}
     assert len(systems) >= 3  # judging, drafting and assignment prompts all went to the model

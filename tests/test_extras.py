@@ -202,8 +202,10 @@ def test_all_brings_every_extra_but_pyserini_and_dev_brings_all():
     assert declared("all") <= declared("dev")
 
 
+@functools.lru_cache(maxsize=None)
 def imported_packages() -> dict[str, set[str]]:
-    """Top-level third-party modules imported anywhere in src/ (inside functions too) -> the files importing them."""
+    """Top-level third-party modules imported anywhere in src/ (inside functions too) -> the files importing them:
+    parsed once, three tests read it (none changes it)."""
     found: dict[str, set[str]] = {}
     for path in sorted(SRC.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

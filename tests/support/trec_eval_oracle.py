@@ -1,31 +1,52 @@
 """The real trec_eval, built from the source tarballs, and small adversarial qrels + run pairs to compare with it."""
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import shutil
 import subprocess
 import tarfile
+import tempfile
 from pathlib import Path
+
+from paths import ROOT
 
 TOOLS = {"9": ("trec_eval-9.0.8-src.tar.gz", "te908"), "10": ("trec_eval-10.0-src.tar.gz", "te10")}
 
 
-def build_trec_eval(tools: Path, into: Path) -> tuple[dict[str, Path], str]:
-    """{version: binary} built with make into `into`, or ({}, why not)."""
-    if shutil.which("make") is None or shutil.which(os.environ.get("CC", "gcc")) is None:
-        return {}, "make or gcc not found"
+# The binaries outlive the session here, one per tarball content: a warm run does not compile them again (about
+# 11 CPU s for the two), and a changed tarball gets a new name. A binary is written under another name and renamed,
+# so that a build killed halfway, or two workers building at once, never leave a half-written one.
+CACHE = ROOT / ".trec_eval_build"
+
+
+def build_trec_eval(tools: Path, into: Path, cache: Path | None = CACHE) -> tuple[dict[str, Path], str]:
+    """{version: binary} built with make into `into` (or found in `cache`, where it is kept), or ({}, why not)."""
     binaries = {}
     for version, (tarball, folder) in TOOLS.items():
         source = tools / tarball
         if not source.is_file():
             return {}, f"{source} not found"
+        kept = cache / f"{folder}-{hashlib.sha256(source.read_bytes()).hexdigest()[:16]}" if cache else None
+        if kept and kept.is_file() and os.access(kept, os.X_OK):
+            binaries[version] = kept
+            continue
+        if shutil.which("make") is None or shutil.which(os.environ.get("CC", "gcc")) is None:
+            return {}, "make or gcc not found"
         with tarfile.open(source) as tar:
             tar.extractall(into, filter="data")
         done = subprocess.run(["make", "-C", str(into / folder)], capture_output=True, text=True)
         binary = into / folder / "trec_eval"
         if done.returncode != 0 or not binary.is_file():
             return {}, f"building {tarball} failed: {done.stderr[-500:]}"
+        if kept:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=kept.parent, prefix=f".{kept.name}.", delete=False) as partial:
+                partial.write(binary.read_bytes())
+            os.chmod(partial.name, 0o755)
+            os.replace(partial.name, kept)
+            binary = kept
         binaries[version] = binary
     return binaries, ""
 

@@ -191,6 +191,16 @@ def test_an_empty_run_file_is_reported_and_contributes_nothing(tmp_path):
     assert build_pool([empty]).candidates.empty
 
 
+def test_a_run_file_of_only_whitespace_is_empty_and_one_visible_byte_is_not(tmp_path):
+    blank = write(tmp_path, "blank.txt", " \t\r\n\x0b\x0c\n")
+    good = write(tmp_path, "good.txt", "q Q0 d 1 1 g\n")
+    pool = build_pool([blank, good])
+    assert pairs(pool) == {("q", "d")}
+    assert [str(p) for p in pool.problems] == [f"{blank}: empty run: it contributes no documents"]
+    with pytest.raises(InputError):  # not blank: read, and refused as a run line
+        build_pool([write(tmp_path, "dot.txt", " \n.\n")])
+
+
 def test_a_bad_run_file_raises_input_error_with_its_lines(tmp_path):
     bad = write(tmp_path, "bad.txt", "q Q0 d 1 x r\n")
     with pytest.raises(InputError, match=r"bad.txt:1: score 'x' is not a number"):

@@ -180,7 +180,7 @@ def read_runs(
         else:
             data, path = stream_bytes(run) if is_stream(run) else (_read(str(run)), str(run))
             digest = hashlib.sha256(data).hexdigest()
-            if not data.strip():
+            if not data or data.isspace():  # blank (not strip(): that copies the file to say so)
                 return given or "", path, digest, _no_documents(), 0, 0, \
                     Problem(path, 0, "empty run: it contributes no documents")
             fast = _read_top(path, data, depth)

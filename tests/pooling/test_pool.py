@@ -272,3 +272,45 @@ def test_run_files_are_read_by_as_many_threads_as_the_process_has_cores(tmp_path
     assert len(build_pool(paths, depth=2)) == 4
     scored = cli_run("eval", "retrieval", "--qrels", tmp_path / "qrels.txt", *paths, "-m", "AP", "--quiet")
     assert scored.exit_code == 0, scored.output
+
+
+def _random_runs(tmp_path: Path, n_runs: int, seed: int) -> list[Path]:
+    """Runs over shared documents, long and short docids (one and several words of `Ids`), tied scores."""
+    rnd = random.Random(seed)
+    universe = {t: [f"msmarco_doc_{rnd.randint(0, 10**6)}_{i}" if i % 3 else f"d{i}" for i in range(60)]
+                for t in ["1", "10", "2", "t\u00e9"]}
+    paths = []
+    for r in range(n_runs):
+        lines = [f"{t} Q0 {d} 0 {rnd.choice(['1', '2', '2.5', '7'])} run{r}"
+                 for t, docs in universe.items() for d in rnd.sample(docs, 25)]
+        paths.append(write(tmp_path, f"run{r}.txt", "\n".join(lines) + "\n"))
+    return paths
+
+
+@pytest.mark.parametrize("strategy", ["depth", "rrf"])
+def test_docids_whose_hashes_collide_pool_as_by_the_exact_sort(tmp_path, monkeypatch, strategy):
+    import trecbench.pooling.pool as pool_module
+
+    paths = _random_runs(tmp_path, 6, 31)
+    hashed = build_pool(paths, depth=10, strategy=strategy).candidates
+    monkeypatch.setattr(pool_module, "_MIX", np.uint64(0))  # every docid of a topic the same hash: all collide
+    exact = build_pool(paths, depth=10, strategy=strategy).candidates
+    pd.testing.assert_frame_equal(hashed, exact)
+    reference: set[tuple[str, str]] = set()
+    for p in paths:
+        rows = [line.split() for line in p.read_text().splitlines()]
+        reference |= trec_eval_top([(q, d, float(s)) for q, _, d, _, s, _ in rows], 10)
+    assert pairs(Pool(exact)) == reference and len(exact) == len(reference)
+
+
+def test_runs_and_ranks_are_joined_alike_in_one_part_and_in_many(tmp_path, monkeypatch):
+    import trecbench.pooling.pool as pool_module
+
+    paths = _random_runs(tmp_path, 9, 37)
+    whole = build_pool(paths, depth=20).candidates
+    monkeypatch.setattr(pool_module, "_JOIN_BYTES", 1)  # a part per table row: every candidate split from the next
+    parts = build_pool(paths, depth=20).candidates
+    pd.testing.assert_frame_equal(whole, parts)
+    row = whole.iloc[0]
+    assert len(row["runs"].split(";")) == len(row["ranks"].split(";")) == row["n_runs"]
+    assert [int(r) for r in row["ranks"].split(";")] == sorted(int(r) for r in row["ranks"].split(";"))

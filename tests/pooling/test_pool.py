@@ -314,3 +314,43 @@ def test_runs_and_ranks_are_joined_alike_in_one_part_and_in_many(tmp_path, monke
     row = whole.iloc[0]
     assert len(row["runs"].split(";")) == len(row["ranks"].split(";")) == row["n_runs"]
     assert [int(r) for r in row["ranks"].split(";")] == sorted(int(r) for r in row["ranks"].split(";"))
+
+
+def _reference_top(rows: list[tuple[str, str, float]], depth: int) -> list[tuple[str, str, int]]:
+    """trec_eval's ranking cut at depth, topics in order of first appearance: (topic, docid, rank)."""
+    topics = list(dict.fromkeys(q for q, _, _ in rows))
+    out = []
+    for q in topics:
+        docs = [(d, float(np.float32(s))) for t, d, s in rows if t == q]
+        docs.sort(key=lambda x: x[0].encode(), reverse=True)
+        docs.sort(key=lambda x: -x[1])
+        out += [(q, d, i + 1) for i, (d, _) in enumerate(docs[:depth])]
+    return out
+
+
+SORTED_RUN = [("1", "d1", 3.0), ("1", "d2", 2.0), ("1", "d3", 2.0), ("1", "d4", 1.0),
+              ("2", "a", 1.0000000001), ("2", "b", 1.0), ("2", "c", 0.5),  # a and b tie as C floats
+              ("10", "x", 5.0), ("3", "u", 5.0), ("3", "v", 5.0), ("3", "w", 5.0), ("3", "z", 4.0)]
+
+
+@pytest.mark.parametrize("depth, in_order", [(1, False), (2, False), (3, True), (4, True)])
+@pytest.mark.parametrize("lines", ["sorted", "a topic split in two", "a score rising inside a topic"])
+def test_a_sorted_run_is_cut_per_topic_and_a_tie_across_the_cut_goes_to_the_docids(tmp_path, monkeypatch, depth,
+                                                                                   in_order, lines):
+    from trecbench.pooling import rank
+    from trecbench.pooling.rank import _read_top
+
+    rows = list(SORTED_RUN)
+    if lines == "a topic split in two":
+        rows.append(("1", "d0", 0.5))
+    elif lines == "a score rising inside a topic":
+        rows[2] = ("1", "d3", 2.5)
+    calls = []
+    fast = rank._top_in_order
+    monkeypatch.setattr(rank, "_top_in_order", lambda *args: calls.append(fast(*args)) or calls[-1])
+    path = write(tmp_path, "run.txt", "".join(f"{q} Q0 {d} 0 {s!r} tag\n" for q, d, s in rows))
+    got, _, _ = _read_top(str(path), path.read_bytes(), depth)
+    assert list(zip(got.query_id.strings(), got.doc_id.strings(), got.rank.tolist())) == _reference_top(rows, depth)
+    # depth 1: "a" and "b" tie across the cut of topic 2 (as C floats); depth 2: "d2" and "d3" of topic 1
+    expected = [in_order] if lines == "sorted" else [] if lines == "a topic split in two" else [False]
+    assert [c is not None for c in calls] == expected  # the cut without the general sort: only where it may

@@ -354,3 +354,20 @@ def test_a_sorted_run_is_cut_per_topic_and_a_tie_across_the_cut_goes_to_the_doci
     # depth 1: "a" and "b" tie across the cut of topic 2 (as C floats); depth 2: "d2" and "d3" of topic 1
     expected = [in_order] if lines == "sorted" else [] if lines == "a topic split in two" else [False]
     assert [c is not None for c in calls] == expected  # the cut without the general sort: only where it may
+
+
+@pytest.mark.parametrize("docid", ["d9", 'say "x"', ""])
+def test_the_pool_file_is_written_byte_for_byte_as_pandas_to_csv_writes_it(tmp_path, monkeypatch, docid):
+    import trecbench.pooling.pool as pool_module
+
+    rows = [("1", "d1", 3.0), ("1", docid or "d2", 2.0), ("2", "d1", 1.0)]
+    pools = [build_pool([run_frame(rows, "A"), run_frame(rows[:1], "B")], depth=5), build_pool([], depth=5)]
+    if not docid:
+        pools = pools[1:]  # a pool without candidates
+    for i, pool in enumerate(pools):
+        pool.write(tmp_path / f"direct{i}.tsv")
+        monkeypatch.setattr(pool_module, "_plain_lines", lambda c: None)
+        pool.write(tmp_path / f"pandas{i}.tsv")
+        monkeypatch.undo()
+        assert (tmp_path / f"direct{i}.tsv").read_bytes() == (tmp_path / f"pandas{i}.tsv").read_bytes()
+    assert ('"say ""x"""' in (tmp_path / "direct0.tsv").read_text()) == (docid == 'say "x"')

@@ -312,7 +312,7 @@ def _joined(cands, order: np.ndarray, value: np.ndarray, texts: list[str]) -> li
         return []
     encoded = [t.encode("utf-8") for t in texts]
     width = max(len(e) for e in encoded) + 1
-    table = np.frombuffer(b"".join((e + end).ljust(width, b"\0") for end in (b";", b"\n") for e in encoded),
+    table = np.frombuffer(b"".join(e + end + bytes(width - len(e) - 1) for end in (b";", b"\n") for e in encoded),
                           dtype=np.uint8).reshape(2 * len(texts), width)
     length = np.array([len(e) + 1 for e in encoded], dtype=np.int64)
     # each row's entry of the table, in row_order (its candidate's rows together, best rank first): a small array
@@ -353,15 +353,36 @@ def write_pool(pool: Pool, path: Union[str, "os.PathLike[str]", io.TextIOBase]) 
     """Write the pool as TSV: a `#trecbench-pool/1 {json metadata}` line, a header line, one line per candidate."""
     c = pool.candidates
     head = f"#{POOL_FORMAT} {json.dumps(pool.info.as_dict(), ensure_ascii=False, sort_keys=True)}\n"
-    body = io.StringIO()
-    frame = c[COLUMNS].copy()
-    frame["representative"] = np.where(frame["representative"].to_numpy(dtype=bool), "1", "0")
-    frame.to_csv(body, sep="\t", index=False, lineterminator="\n")
-    text = head + body.getvalue()
+    text = _plain_lines(c)
+    if text is None:
+        body = io.StringIO()
+        frame = c[COLUMNS].copy()
+        frame["representative"] = np.where(frame["representative"].to_numpy(dtype=bool), "1", "0")
+        frame.to_csv(body, sep="\t", index=False, lineterminator="\n")
+        text = body.getvalue()
+    text = head + text
     if hasattr(path, "write"):
         path.write(text)
         return
     write_output(path, text)
+
+
+def _plain_lines(c: pd.DataFrame) -> str | None:
+    """The header and candidate lines as pandas' `to_csv` writes them (tabs, quotes only where needed), joined
+    directly (half its CPU on 569,039 candidates); None when a field would need quoting or is missing (`to_csv`
+    writes those)."""
+    if not len(c) or any(c[name].dtype.kind not in "iu" for name in ("priority", "best_rank", "n_runs")):
+        return None
+    columns = [c[name].tolist() if name not in ("priority", "best_rank", "n_runs") else list(map(str, c[name].tolist()))
+               for name in COLUMNS[:-1]]
+    columns.append(np.where(c["representative"].to_numpy(dtype=bool), "1", "0").tolist())
+    try:
+        body = "\n".join(map("\t".join, zip(*columns)))
+    except TypeError:  # a missing value (NaN, None): not a str
+        return None
+    if '"' in body or "\r" in body or body.count("\t") != (len(COLUMNS) - 1) * len(c) or body.count("\n") != len(c) - 1:
+        return None  # a tab, newline, CR or quote inside a field: quoted by to_csv
+    return "\t".join(COLUMNS) + "\n" + body + "\n"
 
 
 def read_pool(path: Union[str, "os.PathLike[str]"]) -> Pool:

@@ -191,6 +191,16 @@ def test_an_empty_run_file_is_reported_and_contributes_nothing(tmp_path):
     assert build_pool([empty]).candidates.empty
 
 
+def test_a_run_file_of_only_whitespace_is_empty_and_one_visible_byte_is_not(tmp_path):
+    blank = write(tmp_path, "blank.txt", " \t\r\n\x0b\x0c\n")
+    good = write(tmp_path, "good.txt", "q Q0 d 1 1 g\n")
+    pool = build_pool([blank, good])
+    assert pairs(pool) == {("q", "d")}
+    assert [str(p) for p in pool.problems] == [f"{blank}: empty run: it contributes no documents"]
+    with pytest.raises(InputError):  # not blank: read, and refused as a run line
+        build_pool([write(tmp_path, "dot.txt", " \n.\n")])
+
+
 def test_a_bad_run_file_raises_input_error_with_its_lines(tmp_path):
     bad = write(tmp_path, "bad.txt", "q Q0 d 1 x r\n")
     with pytest.raises(InputError, match=r"bad.txt:1: score 'x' is not a number"):
@@ -262,3 +272,102 @@ def test_run_files_are_read_by_as_many_threads_as_the_process_has_cores(tmp_path
     assert len(build_pool(paths, depth=2)) == 4
     scored = cli_run("eval", "retrieval", "--qrels", tmp_path / "qrels.txt", *paths, "-m", "AP", "--quiet")
     assert scored.exit_code == 0, scored.output
+
+
+def _random_runs(tmp_path: Path, n_runs: int, seed: int) -> list[Path]:
+    """Runs over shared documents, long and short docids (one and several words of `Ids`), tied scores."""
+    rnd = random.Random(seed)
+    universe = {t: [f"msmarco_doc_{rnd.randint(0, 10**6)}_{i}" if i % 3 else f"d{i}" for i in range(60)]
+                for t in ["1", "10", "2", "t\u00e9"]}
+    paths = []
+    for r in range(n_runs):
+        lines = [f"{t} Q0 {d} 0 {rnd.choice(['1', '2', '2.5', '7'])} run{r}"
+                 for t, docs in universe.items() for d in rnd.sample(docs, 25)]
+        paths.append(write(tmp_path, f"run{r}.txt", "\n".join(lines) + "\n"))
+    return paths
+
+
+@pytest.mark.parametrize("strategy", ["depth", "rrf"])
+def test_docids_whose_hashes_collide_pool_as_by_the_exact_sort(tmp_path, monkeypatch, strategy):
+    import trecbench.pooling.pool as pool_module
+
+    paths = _random_runs(tmp_path, 6, 31)
+    hashed = build_pool(paths, depth=10, strategy=strategy).candidates
+    monkeypatch.setattr(pool_module, "_MIX", np.uint64(0))  # every docid of a topic the same hash: all collide
+    exact = build_pool(paths, depth=10, strategy=strategy).candidates
+    pd.testing.assert_frame_equal(hashed, exact)
+    reference: set[tuple[str, str]] = set()
+    for p in paths:
+        rows = [line.split() for line in p.read_text().splitlines()]
+        reference |= trec_eval_top([(q, d, float(s)) for q, _, d, _, s, _ in rows], 10)
+    assert pairs(Pool(exact)) == reference and len(exact) == len(reference)
+
+
+def test_runs_and_ranks_are_joined_alike_in_one_part_and_in_many(tmp_path, monkeypatch):
+    import trecbench.pooling.pool as pool_module
+
+    paths = _random_runs(tmp_path, 9, 37)
+    whole = build_pool(paths, depth=20).candidates
+    monkeypatch.setattr(pool_module, "_JOIN_BYTES", 1)  # a part per table row: every candidate split from the next
+    parts = build_pool(paths, depth=20).candidates
+    pd.testing.assert_frame_equal(whole, parts)
+    row = whole.iloc[0]
+    assert len(row["runs"].split(";")) == len(row["ranks"].split(";")) == row["n_runs"]
+    assert [int(r) for r in row["ranks"].split(";")] == sorted(int(r) for r in row["ranks"].split(";"))
+
+
+def _reference_top(rows: list[tuple[str, str, float]], depth: int) -> list[tuple[str, str, int]]:
+    """trec_eval's ranking cut at depth, topics in order of first appearance: (topic, docid, rank)."""
+    topics = list(dict.fromkeys(q for q, _, _ in rows))
+    out = []
+    for q in topics:
+        docs = [(d, float(np.float32(s))) for t, d, s in rows if t == q]
+        docs.sort(key=lambda x: x[0].encode(), reverse=True)
+        docs.sort(key=lambda x: -x[1])
+        out += [(q, d, i + 1) for i, (d, _) in enumerate(docs[:depth])]
+    return out
+
+
+SORTED_RUN = [("1", "d1", 3.0), ("1", "d2", 2.0), ("1", "d3", 2.0), ("1", "d4", 1.0),
+              ("2", "a", 1.0000000001), ("2", "b", 1.0), ("2", "c", 0.5),  # a and b tie as C floats
+              ("10", "x", 5.0), ("3", "u", 5.0), ("3", "v", 5.0), ("3", "w", 5.0), ("3", "z", 4.0)]
+
+
+@pytest.mark.parametrize("depth, in_order", [(1, False), (2, False), (3, True), (4, True)])
+@pytest.mark.parametrize("lines", ["sorted", "a topic split in two", "a score rising inside a topic"])
+def test_a_sorted_run_is_cut_per_topic_and_a_tie_across_the_cut_goes_to_the_docids(tmp_path, monkeypatch, depth,
+                                                                                   in_order, lines):
+    from trecbench.pooling import rank
+    from trecbench.pooling.rank import _read_top
+
+    rows = list(SORTED_RUN)
+    if lines == "a topic split in two":
+        rows.append(("1", "d0", 0.5))
+    elif lines == "a score rising inside a topic":
+        rows[2] = ("1", "d3", 2.5)
+    calls = []
+    fast = rank._top_in_order
+    monkeypatch.setattr(rank, "_top_in_order", lambda *args: calls.append(fast(*args)) or calls[-1])
+    path = write(tmp_path, "run.txt", "".join(f"{q} Q0 {d} 0 {s!r} tag\n" for q, d, s in rows))
+    got, _, _ = _read_top(str(path), path.read_bytes(), depth)
+    assert list(zip(got.query_id.strings(), got.doc_id.strings(), got.rank.tolist())) == _reference_top(rows, depth)
+    # depth 1: "a" and "b" tie across the cut of topic 2 (as C floats); depth 2: "d2" and "d3" of topic 1
+    expected = [in_order] if lines == "sorted" else [] if lines == "a topic split in two" else [False]
+    assert [c is not None for c in calls] == expected  # the cut without the general sort: only where it may
+
+
+@pytest.mark.parametrize("docid", ["d9", 'say "x"', ""])
+def test_the_pool_file_is_written_byte_for_byte_as_pandas_to_csv_writes_it(tmp_path, monkeypatch, docid):
+    import trecbench.pooling.pool as pool_module
+
+    rows = [("1", "d1", 3.0), ("1", docid or "d2", 2.0), ("2", "d1", 1.0)]
+    pools = [build_pool([run_frame(rows, "A"), run_frame(rows[:1], "B")], depth=5), build_pool([], depth=5)]
+    if not docid:
+        pools = pools[1:]  # a pool without candidates
+    for i, pool in enumerate(pools):
+        pool.write(tmp_path / f"direct{i}.tsv")
+        monkeypatch.setattr(pool_module, "_plain_lines", lambda c: None)
+        pool.write(tmp_path / f"pandas{i}.tsv")
+        monkeypatch.undo()
+        assert (tmp_path / f"direct{i}.tsv").read_bytes() == (tmp_path / f"pandas{i}.tsv").read_bytes()
+    assert ('"say ""x"""' in (tmp_path / "direct0.tsv").read_text()) == (docid == 'say "x"')

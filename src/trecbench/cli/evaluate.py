@@ -1,7 +1,6 @@
 """`trecbench eval ...`: scoring commands."""
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -16,6 +15,7 @@ from trecbench.cli.common import (
     quiet_option,
     trec_eval_version_option,
 )
+from trecbench.helpers.process import lean_process
 
 # eval subcommands kept in their own modules (imported only when used)
 EVAL_COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -119,7 +119,7 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
       trecbench eval retrieval --qrels qrels.txt --qrels-spans corpus.jsonl --level document run.txt
       trecbench eval retrieval -w mybench bm25.txt dense.txt -m P@10 -m nDCG@10 --corrected --width 0.05
     """
-    _lean_process(teardown=workspace is not None)
+    _scoring_process(workspace)
     from trecbench.helpers.progress import progress_bar
     from trecbench.evaluation.retrieval import output as out
     from trecbench.evaluation.retrieval.names import MeasureError
@@ -159,6 +159,14 @@ def retrieval(qrels_path, workspace, runs, measures, rel_level, depth, per_topic
         return
     _write(results, output, fmt, per_topic, version, no_summary, correction,
            _holes(workspace, projection, results, judged_k, rel_level))
+
+
+def _scoring_process(workspace: str | None) -> None:
+    """`helpers.process.lean_process`, and no interpreter teardown once the scores are out (`cli.no_teardown`: the
+    output file is closed by then) unless a workspace's database is open (its connections close at exit)."""
+    lean_process()
+    if workspace is None:
+        no_teardown()
 
 
 def _correction(workspace, runs, measures, rel_level, missing_topics, fmt, against, judged_only, corrected,
@@ -224,29 +232,6 @@ def _holes(workspace: str | None, projection, results: list, depth: int, rel_lev
     if not has_filled_holes(ws, paths, depth=depth):
         return []
     return format_hole_scores(hole_scores(ws, paths, measure, depth=depth, rel_level=rel_level))
-
-
-def _lean_process(teardown: bool) -> None:
-    """One OpenBLAS thread, the arrays numpy frees kept in the heap for the next ones (glibc's malloc), and,
-    unless `teardown` (a workspace's database is open: its connections close at exit), no interpreter
-    teardown once the scores are printed (`cli.no_teardown`: the output file is closed by then).
-
-    Scoring uses no BLAS; starting OpenBLAS's threads costs more CPU than scoring a small run. Scoring
-    makes and drops matrices of a few MiB per block of topics; by default glibc maps each one afresh and
-    unmaps it when freed, and the kernel faults its pages in again every time: on one run of 500k lines
-    that was 35k page faults, 0.1 s of system time, as much as trec_eval's whole system time.
-    """
-    if not teardown:
-        no_teardown()
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    import ctypes  # numpy imports it anyway
-
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: blocks below 32 MiB come from the heap
-        libc.mallopt(-1, 256 << 20)  # M_TRIM_THRESHOLD: freed memory kept for reuse, up to 256 MiB
-    except (OSError, AttributeError):  # not glibc
-        pass
 
 
 def _check_usage(qrels_path: str | None, workspace: str | None, runs: tuple[str, ...], against: str | None) -> None:

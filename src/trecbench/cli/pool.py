@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from trecbench.cli.common import format_option, print_table, workspace_option
+from trecbench.helpers.process import lean_process
 from trecbench.pooling.dedup import DEDUP_MODES
 
 
@@ -115,6 +116,7 @@ def build(runs, depth, strategy, budget, topics_path, corpus_path, dedup, thresh
     """
     from trecbench.pooling.workspace import pool_runs
 
+    lean_process()
     try:
         result, stored = pool_runs(runs, workspace=workspace, name=name, topics=topics_path, corpus=corpus_path,
                                    strategy=strategy, params=_chosen_params(strategy, params), depth=depth,

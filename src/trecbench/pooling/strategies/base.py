@@ -57,9 +57,9 @@ def register(cls: type[Strategy]) -> type[Strategy]:
 
 @dataclass(frozen=True)
 class Candidates:
-    """Runs' ranks aggregated per candidate (one row per distinct (topic, docid))."""
+    """Runs' ranks aggregated per candidate (one row per distinct (topic, docid)), in the order of the keys."""
 
-    key: np.ndarray  # candidate key (topic code * n_docs + doc code), sorted
+    first: np.ndarray  # each candidate's best row (lowest rank, then first run): its topic and docid are that row's
     best_rank: np.ndarray  # best (lowest) rank of the document in any run
     best_run: np.ndarray  # index of the first run (in the order given) with it at that rank
     n_runs: np.ndarray  # runs that retrieved it
@@ -67,31 +67,52 @@ class Candidates:
     row_candidate: np.ndarray  # candidate index of each row, in row_order
 
 
-def aggregate(key: np.ndarray, run: np.ndarray, rank: np.ndarray) -> Candidates:
-    """Group rows (one per run x retrieved document) into candidates: best rank, first run at it, runs."""
-    if len(key) and int(key.max()) < 2**62 // (int(rank.max()) + 1) // (int(run.max()) + 1):
-        composite = (key * (int(rank.max()) + 1) + rank) * (int(run.max()) + 1) + run
-        order = np.argsort(composite, kind="stable")
-        del composite
-    else:
-        order = np.lexsort((run, rank, key))
-    k = key[order]
-    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.empty(0, dtype=np.int64)
-    cand_key = k[starts]
-    del k
+def aggregate(keys: Sequence[np.ndarray], run: np.ndarray, rank: np.ndarray) -> Candidates:
+    """Group rows (one per run x retrieved document) into candidates: best rank, first run at it, runs.
+
+    `keys`: what makes a row's candidate, as `np.lexsort` keys (least significant first, e.g. a docid's
+    words, then the topic code); candidates come in the order of the keys. One stable sort by (keys, rank,
+    run), each key in the narrowest integer type that holds it (numpy sorts 8- and 16-bit keys by radix).
+    """
+    order = np.lexsort((narrow(run), narrow(rank), *(narrow(k) for k in keys)))
+    new = np.zeros(len(order), dtype=bool)
+    if len(order):
+        new[0] = True
+        for k in keys:
+            ranked = k[order]
+            new[1:] |= ranked[1:] != ranked[:-1]
+    return grouped(order, new, run, rank)
+
+
+def grouped(order: np.ndarray, new: np.ndarray, run: np.ndarray, rank: np.ndarray) -> Candidates:
+    """Candidates from the rows in `order`, sorted by (candidate, rank, run); `new` marks each candidate's first row."""
+    starts = np.flatnonzero(new)
     counts = np.diff(np.r_[starts, len(order)]).astype(np.int64)
     first = order[starts]  # each candidate's best row: lowest rank, then first run
     row_candidate = np.repeat(np.arange(len(starts), dtype=np.int32), counts)
-    return Candidates(cand_key, rank[first], run[first], counts, order, row_candidate)
+    return Candidates(first, rank[first], run[first], counts, order, row_candidate)
+
+
+def narrow(values: np.ndarray) -> np.ndarray:
+    """Integers of at least 0 in the narrowest unsigned type that holds them (uint8, uint16: a radix sort in numpy's
+    stable sorts and lexsort, instead of a merge sort); other arrays unchanged."""
+    if values.dtype.kind not in "iu" or not len(values) or values.min() < 0:
+        return values
+    top = int(values.max())
+    for kind in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(kind).max:
+            return values.astype(kind, copy=False)
+    return values
 
 
 def judging_order(topic: np.ndarray, fused: np.ndarray | None, cands: Candidates) -> np.ndarray:
     """Candidates ordered by topic, then fused score descending (if any), best rank, more runs, first run."""
-    keys = [cands.best_run, -cands.n_runs, cands.best_rank]
+    n_runs = cands.n_runs
+    keys = [cands.best_run, (int(n_runs.max()) - n_runs) if len(n_runs) else n_runs, cands.best_rank]
     if fused is not None:
         keys.append(-fused)
     keys.append(topic)
-    return np.lexsort(keys)
+    return np.lexsort([narrow(k) for k in keys])
 
 
 class StaticStrategy(Strategy):
@@ -163,7 +184,7 @@ def topic_order(strategy: StaticStrategy, runs: Mapping[str, Sequence[str]]) -> 
     import pandas as pd
 
     code, uniq = pd.factorize(docs)
-    cands = aggregate(code.astype(np.int64), run, rank)
-    fused = strategy.fused(rank[cands.row_order], cands.row_candidate, len(cands.key))
-    order = judging_order(np.zeros(len(cands.key), dtype=np.int64), fused, cands)
-    return list(np.asarray(uniq, dtype=object)[cands.key[order]])
+    cands = aggregate([code.astype(np.int64)], run, rank)
+    fused = strategy.fused(rank[cands.row_order], cands.row_candidate, len(cands.first))
+    order = judging_order(np.zeros(len(cands.first), dtype=np.int64), fused, cands)
+    return list(np.asarray(uniq, dtype=object)[code[cands.first[order]]])

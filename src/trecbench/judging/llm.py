@@ -236,6 +236,18 @@ def vote(grades: list[int]) -> int:
     return min(g for g, c in counts.items() if c == top)
 
 
+def question(prompt: Prompt, topic, asked: list[str], examples: list[Example], *, seed: int = 0,
+             samples: int = 1) -> tuple[list[dict], dict]:
+    """The judge's question about the `asked` passages of `topic`: its messages and the rest of `llm.ask`'s
+    arguments (parser, schema, reply bound, and the sample's seed when there are several). The one home of
+    what a judge asks: a run sends it, a dry run looks its first request up in the cache."""
+    extra = {"seed": seed} if samples > 1 else {}
+    messages = build_messages(prompt, topic.text, asked, narrative=topic.narrative, examples=examples)
+    return messages, {"parse": partial(parse_grades, n_passages=len(asked), max_grade=prompt.max_grade),
+                      "schema": prompt.response_schema(), "purpose": "judge",
+                      "max_tokens": grade_bound(len(asked)), **extra}
+
+
 class _Judger:
     """Asks the model about one task and records its judgments at once; shared by the ordered and adaptive loops."""
 
@@ -251,12 +263,8 @@ class _Judger:
         return Judgment(qid, docid, None, self.judge_id, status="failed", error=why, **extra)
 
     def question(self, topic, asked: list[str], examples: list[Example], seed: int) -> tuple[list[dict], dict]:
-        """The messages about `asked` passages and the rest of `llm.ask`'s arguments (parser, schema, bound)."""
-        extra = {"seed": seed} if self.samples > 1 else {}
-        messages = build_messages(self.prompt, topic.text, asked, narrative=topic.narrative, examples=examples)
-        return messages, {"parse": partial(parse_grades, n_passages=len(asked), max_grade=self.prompt.max_grade),
-                          "schema": self.prompt.response_schema(), "purpose": "judge",
-                          "max_tokens": grade_bound(len(asked)), **extra}
+        """The messages about `asked` passages and the rest of `llm.ask`'s arguments (`question`)."""
+        return question(self.prompt, topic, asked, examples, seed=seed, samples=self.samples)
 
     def first_questions(self, task: Task) -> list[tuple[list[dict], dict]]:
         """Each sample's first question about the task's documents that can be judged (none: nothing to ask)."""

@@ -212,9 +212,14 @@ def _estimate(ws: Workspace, config: Any, plan: JudgingPlan, tasks: list[Task], 
     try:
         # no reply cached: no call's request is hashed and looked up (0.06 s of CPU for the demo's 637 calls)
         cache = _ReadOnlyCache(conn) if model_calls.has_replies(conn) else None
+        requests = None
+        if cache is not None:  # keyed as the run's client keys its requests (no client made: no asyncio, no transport)
+            from trecbench.llm.request import RequestForm
+
+            requests = RequestForm.of(config, dry_run=True)
         return estimate_tasks(tasks, corpus, topics, config.model, prompt=plan.prompt, batch=batch, samples=samples,
                               examples=shots, prices=prices, reply_tokens_per_passage=observed, cache=cache,
-                              params=dict(config.params))
+                              requests=requests)
     finally:
         conn.close()
 

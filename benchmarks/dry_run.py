@@ -28,6 +28,11 @@ against main's code interleaved: 3.00 -> 2.01 s (judge llm, gpt-4o-mini), 2.08 -
 index) and trecbench's modules (0.70 s of imports in all at load ~8, `python -X importtime`), loading
 o200k_base (0.53 s at load 12), and the counting (0.085 s for the demo's 637 prompts in one process at
 load 12; 0.145 s while each call's request was still looked up in an empty cache).
+
+Then `judge llm --dry-run` made neither the client nor asyncio (ModelConfig in llm.config, the cache key from
+llm.request without a client). `--against` main's src (b8a6945), commit c620721, 2026-12-02 03:51-03:54 UTC,
+load 3.7-6.7, medians of 3: judge llm (gpt-4o-mini) 1.52 -> 1.34 s (1.13x), claude batch 5 1.02 -> 1.09 s
+(0.93x: the rounds spread 0.88-1.16 s, within the noise), nuggets draft (which needs the client) 1.50 -> 1.49 s.
 """
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ manual split into ~10,000 passages, 15 questions, a pool of ~870 candidates that
 one more dry run (cProfile, cumulative).
 
     python benchmarks/dry_run.py [--rounds 3] [--manual [--passages 10000 --topics 15 --depth 58]] [--profile 25]
+    python benchmarks/dry_run.py --rounds 3 --against ../main/src    # and another tree's code in each round (A B C)
     python benchmarks/dry_run.py --chars    # the error of the count without tiktoken (~4 characters a token)
 
 What it found (issue 22): of the ~7 s of CPU a dry run took, ~5 s were litellm's import and ~1.7 s its
@@ -27,6 +28,11 @@ against main's code interleaved: 3.00 -> 2.01 s (judge llm, gpt-4o-mini), 2.08 -
 index) and trecbench's modules (0.70 s of imports in all at load ~8, `python -X importtime`), loading
 o200k_base (0.53 s at load 12), and the counting (0.085 s for the demo's 637 prompts in one process at
 load 12; 0.145 s while each call's request was still looked up in an empty cache).
+
+Then `judge llm --dry-run` made neither the client nor asyncio (ModelConfig in llm.config, the cache key from
+llm.request without a client). `--against` main's src (b8a6945), commit c620721, 2026-12-02 03:51-03:54 UTC,
+load 3.7-6.7, medians of 3: judge llm (gpt-4o-mini) 1.52 -> 1.34 s (1.13x), claude batch 5 1.02 -> 1.09 s
+(0.93x: the rounds spread 0.88-1.16 s, within the noise), nuggets draft (which needs the client) 1.50 -> 1.49 s.
 """
 from __future__ import annotations
 
@@ -103,9 +109,10 @@ def commands(bench: Path, manual: bool) -> dict[str, list[str]]:
     return out
 
 
-def run(code: str, args: list[str]) -> dict:
-    """One dry run in a fresh process: CPU seconds, peak RSS (MiB), wall; the load average as it ended."""
-    got = measure([[sys.executable, "-c", code, *args]], env=ENV)
+def run(code: str, args: list[str], src: str | None = None) -> dict:
+    """One dry run in a fresh process: CPU seconds, peak RSS (MiB), wall; the load average as it ended.
+    `src`: another tree's `src` folder to import trecbench from (`--against`)."""
+    got = measure([[sys.executable, "-c", code, *args]], env=ENV if src is None else {**ENV, "PYTHONPATH": src})
     got["load"] = os.getloadavg()[0]
     if "dry run: " not in got["out"][0]:
         sys.exit(f"not a dry run's output: {got['out'][0][:300]}")
@@ -166,6 +173,8 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=58)
     parser.add_argument("--profile", type=int, default=0, help="print the N costliest functions of one more run")
     parser.add_argument("--chars", action="store_true", help="only the error of the count without tiktoken")
+    parser.add_argument("--against", metavar="SRC", help="another tree's src folder (e.g. main's), run in each round "
+                                                         "too: its CPU seconds / this tree's printed last")
     args = parser.parse_args()
     if args.chars:
         return chars_error()
@@ -186,22 +195,30 @@ def main() -> None:
         print(f"{'':<62} {'CPU s':>7} {'RSS MiB':>8} {'load':>5}")
         summary = []
         for name, argv in commands(bench, args.manual).items():
-            plain, heavy = [], []
+            plain, heavy, other = [], [], []
             run(WITH_LITELLM, argv)  # a first run compiles what the others import
+            if args.against:
+                run(PLAIN, argv, args.against)
             for _ in range(args.rounds):
                 plain.append(run(PLAIN, argv))
                 heavy.append(run(WITH_LITELLM, argv))
-            for label, rows in (("now", plain), ("litellm imported", heavy)):
+                if args.against:
+                    other.append(run(PLAIN, argv, args.against))
+            for label, rows in (("now", plain), ("litellm imported", heavy), ("against", other)):
                 for r in rows:
                     print(f"{name + ', ' + label:<62} {r['cpu']:7.2f} {r['peak_mib']:8.0f} {r['load']:5.1f}")
             print("  " + plain[-1]["out"][0].strip().splitlines()[-1][:160])
             ratio = statistics.median(h["cpu"] / p["cpu"] for p, h in zip(plain, heavy))
+            versus = (statistics.median(o["cpu"] for o in other), statistics.median(o["peak_mib"] for o in other),
+                      statistics.median(o["cpu"] / p["cpu"] for p, o in zip(plain, other))) if other else None
             summary.append((name, statistics.median(p["cpu"] for p in plain),
                             statistics.median(p["peak_mib"] for p in plain),
-                            statistics.median(h["cpu"] for h in heavy), ratio))
-        print("\nmedians: CPU s now | peak RSS MiB now | CPU s with litellm | ratio (with litellm / now)")
-        for name, cpu, rss, heavy_cpu, ratio in summary:
-            print(f"  {name:<60} {cpu:6.2f} {rss:6.0f} {heavy_cpu:6.2f}   {ratio:.1f}x")
+                            statistics.median(h["cpu"] for h in heavy), ratio, versus))
+        print("\nmedians: CPU s now | peak RSS MiB now | CPU s with litellm | ratio (with litellm / now)"
+              + (f" | against {args.against}: CPU s | peak RSS MiB | ratio (against / now)" if args.against else ""))
+        for name, cpu, rss, heavy_cpu, ratio, versus in summary:
+            tail = f"   {versus[0]:6.2f} {versus[1]:6.0f}   {versus[2]:.2f}x" if versus else ""
+            print(f"  {name:<60} {cpu:6.2f} {rss:6.0f} {heavy_cpu:6.2f}   {ratio:.1f}x{tail}")
         print(f"load average: {os.getloadavg()[0]:.1f}")
         if args.profile:
             print(profile(next(iter(commands(bench, args.manual).values())), args.profile))

@@ -122,7 +122,7 @@ REVEALED = {
     "trecbench.compare_runs": ("baseline: str", "-> list[trecbench.evaluation.significance.Comparison]"),
     "trecbench.judge_pool": ("-> trecbench.judging.pool.JudgeRun",),
     "trecbench.pooling.Pool": ("-> trecbench.pooling.pool.Pool",),
-    "trecbench.llm.LLM": ("config: trecbench.llm.client.ModelConfig", "-> trecbench.llm.client.LLM"),
+    "trecbench.llm.LLM": ("config: trecbench.llm.config.ModelConfig", "-> trecbench.llm.client.LLM"),
     "evaluate": ("def (qrels: str | os.PathLike[str]", "trec_eval_version: int ="),
 }
 

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from judge_bench import DOCS, JUDGE, POOL, grader, judge_args, rows
 from llm_server import garbled, ok, slow, status
 from trecbench.judging.llm import vote
@@ -41,6 +43,29 @@ def test_the_cache_answers_a_new_judge_run_with_the_same_requests(bench, llm_ser
     assert r.exit_code == 0
     assert len(llm_server.requests) == 6  # 3 + the 3 the cache could not answer
     assert "(3 from cache)" in r.stdout
+
+
+@pytest.mark.parametrize("extra, limit, cached, calls", [
+    ((), 3, 3, 6),  # one passage a call
+    (("--batch", "2"), 3, 2, 4),  # t1's d1+d2, d3; t2's d4+d5, d6: each call's bound is its passages'
+    (("--samples", "3"), 1, 3, 18),  # three seeds a passage, each a request of its own
+])
+def test_a_dry_run_counts_the_calls_the_cache_would_answer(bench, llm_server, cli_run, extra, limit, cached, calls):
+    # A run's requests carry more than the model's parameters (the reply bound, the schema the SDK's servers
+    # take, the sample's seed): the dry run must key them as the run does, or no cached reply is ever found.
+    llm_server.script(grader)
+    assert cli_run(*judge_args(bench, llm_server, *extra, "--limit", str(limit))).exit_code == 0
+    assert len(llm_server.requests) == cached
+    with sqlite3.connect(bench / "bench.sqlite") as conn:
+        conn.execute("DELETE FROM judgments")  # as if the judgments had never been made; the replies stay cached
+    dry = cli_run(*judge_args(bench, llm_server, *extra, "--dry-run"))
+    assert dry.exit_code == 0, dry.output
+    assert f"dry run: {calls - cached} calls to the model ({cached} answered by the cache) for 6 judgments" in dry.stdout
+    assert len(llm_server.requests) == cached  # nothing sent
+    real = cli_run(*judge_args(bench, llm_server, *extra))
+    assert real.exit_code == 0, real.output
+    assert len(llm_server.requests) == calls  # the run asked the model exactly what the dry run said it would
+    assert f"{calls - cached} calls ({cached} from cache)" in real.stdout
 
 
 def test_batches_put_several_passages_in_one_call(bench, llm_server, cli_run):

@@ -181,6 +181,21 @@ def test_a_dry_run_prints_counts_and_cost_and_calls_and_writes_nothing(bench, ll
                             "(SELECT count(*) FROM support_judgments)").fetchone() == (0,)
 
 
+def test_a_dry_run_counts_the_pairs_the_cache_would_answer(bench, llm_server, cli_run):
+    ws, files = bench
+    llm_server.script(scripted(MODEL))
+    assert cli_run(*support_args(ws, files, llm_server, "--limit", "3")).exit_code == 0
+    assert len(llm_server.requests) == 3
+    with sqlite3.connect(ws / "bench.sqlite") as conn:
+        conn.execute("DELETE FROM support_judgments")  # the grades gone, the replies still cached
+    r = cli_run(*support_args(ws, files, llm_server, "--dry-run"))
+    assert r.exit_code == 0, r.output
+    assert "dry run: at most 5 calls to the model (3 answered by the cache)" in r.stdout
+    r = cli_run(*support_args(ws, files, llm_server))
+    assert r.exit_code == 0, r.output
+    assert len(llm_server.requests) == 8 and "5 calls (3 from cache)" in r.stdout
+
+
 def test_max_cost_stops_before_spending(bench, llm_server, cli_run):
     ws, files = bench
     llm_server.script(scripted(MODEL))

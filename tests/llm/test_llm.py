@@ -429,6 +429,22 @@ def test_budget_reservations_hold_back_concurrent_calls(llm_server, priced_model
     assert llm_server.requests == []
 
 
+def test_estimate_and_the_request_form_key_a_request_as_ask_sends_it(llm_server, tmp_path):
+    from trecbench.llm.request import RequestForm
+
+    db = tmp_path / "c.sqlite"
+    llm_server.script(ok(GRADE))
+    schema = {"name": "grade", "schema": {"type": "object", "properties": {"grade": {"type": "integer"}}}}
+    with LLM(config(llm_server), cache=db) as llm:
+        outcome = ask(llm, "q", schema=schema, max_tokens=50, seed=1)
+        assert "response_format" in llm_server.requests[0]  # the SDK's servers are sent the schema
+        assert llm.estimate("q", schema=schema, max_tokens=50, seed=1).cached
+        assert not llm.estimate("q", max_tokens=50, seed=1).cached  # without the schema: another request
+    form = RequestForm.of(config(llm_server))  # no client: what a dry run of `judge llm` keys with
+    assert form.first_key("q", {"parse": None, "purpose": "judge", "schema": schema, "max_tokens": 50,
+                                "seed": 1}) == outcome.key
+
+
 def test_dry_run_makes_no_calls_and_counts_tokens_and_cost(llm_server, tmp_path, priced_model):
     model, price_in, price_out = priced_model
     db = tmp_path / "c.sqlite"

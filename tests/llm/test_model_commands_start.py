@@ -4,7 +4,8 @@ where it only counts, and prints litellm's own numbers; a real run says what it 
 Each command runs in a fresh process (as a user runs it) under an audit hook that, at the first real import
 of litellm, openai, anthropic or httpx (not a `find_spec` look-up), prints `IMPORT <name>` and ends the
 process: the order of that line and the command's output is the order of events, with no clock involved.
-A command that ends prints `LOADED [...]`, which of pandas and pyarrow it imported, before `ENDED <status>`.
+A command that ends prints `EVENT LOOP True|False` (whether it imported asyncio) and `LOADED [...]`, which of
+pandas and pyarrow it imported, before `ENDED <status>`.
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ try:
     status = 0
 except SystemExit as e:
     status = e.code
+print("EVENT LOOP", "asyncio" in sys.modules, flush=True)
 print("LOADED", sorted(m for m in {FRAMES!r} if m in sys.modules), flush=True)
 print("ENDED", status, flush=True)
 """
@@ -81,6 +83,9 @@ DRY_RUNS = {
 }
 # The audit chooses the pairs it re-judges from frames of the old qrels (as `judge validate` does): it needs pandas.
 NEEDS_FRAMES = {"audit"}
+# These ask through the client in its dry-run mode (an event loop, the cache answering what it holds); a dry
+# run of `judge llm` counts without a client: neither the client nor asyncio (~0.1 s) is imported.
+NEEDS_CLIENT = {"nuggets, an OpenAI model", "nuggets, Anthropic", "nuggets, a local server", "support"}
 
 
 @pytest.mark.parametrize("name", DRY_RUNS)
@@ -91,6 +96,7 @@ def test_a_dry_run_imports_no_model_library_nor_pandas(demo, name):
     assert any(line.startswith("dry run: ") for line in lines), lines
     if name not in NEEDS_FRAMES:
         assert lines[-2] == "LOADED []", lines
+    assert lines[-3] == f"EVENT LOOP {name in NEEDS_CLIENT}", lines
 
 
 @pytest.mark.parametrize("name", ["judge, an OpenAI model", "judge, Anthropic, batches", "nuggets, Anthropic"])

@@ -147,7 +147,7 @@ def test_prices_found_without_litellm_are_its_model_info_prices(litellm):
 
 
 def test_a_model_name_accepted_without_litellm_is_one_litellm_resolves(litellm):
-    from trecbench.llm.client import KNOWN_PROVIDERS, known_without_litellm
+    from trecbench.llm.config import KNOWN_PROVIDERS, known_without_litellm
 
     for provider in KNOWN_PROVIDERS:
         litellm.get_llm_provider(model=f"{provider}/some-model")  # raises if litellm does not know the prefix

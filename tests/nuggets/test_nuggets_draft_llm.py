@@ -191,6 +191,19 @@ def test_a_complete_run_is_not_repeated_and_dry_run_calls_nothing(bench, llm_ser
     assert "2 skipped as already complete" in r.stdout
 
 
+def test_a_dry_run_counts_the_calls_the_cache_would_answer(bench, llm_server, cli_run):
+    llm_server.script(fake_model)
+    assert cli_run(*draft_args(bench, llm_server, "--topic", "t1")).exit_code == 0
+    asked = len(llm_server.requests)
+    assert asked >= 2  # the running list and the labels
+    with sqlite3.connect(bench / "bench.sqlite") as conn:  # as if t1 had never been drafted; its replies stay cached
+        for table in ("nugget_versions", "nuggets", "nugget_drafts"):
+            conn.execute(f"DELETE FROM {table}")
+    r = cli_run(*draft_args(bench, llm_server, "--topic", "t1", "--dry-run"))
+    assert r.exit_code == 0, r.output
+    assert f"({asked} answered by the cache)" in r.stdout and len(llm_server.requests) == asked
+
+
 def test_update_replies_are_checked_before_use():
     assert parse_update('{"nuggets": [{"from": ["N1"], "text": "a", "support": ["P2"]}]}', 1, 2, 30)[0].passages == (1,)
     with pytest.raises(ParseError, match="names P3, but there are P1 to P2"):

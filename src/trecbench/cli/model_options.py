@@ -132,7 +132,7 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     if not value.strip() or value != value.strip() or any(c.isspace() for c in value):
         raise click.BadParameter(f"{value!r} is not a model name (e.g. openai/gpt-4o-mini)")
     from trecbench.llm import LLMError
-    from trecbench.llm.client import check_model_name
+    from trecbench.llm.config import check_model_name
 
     try:
         check_model_name(value)

@@ -130,16 +130,17 @@ def estimate_cost(
 def estimate_tasks(tasks: Sequence[Any], corpus: Any, topics: Mapping[str, Any], model: str, *, prompt: Any = None,
                    batch: int = 1, samples: int = 1, examples: Mapping[str, list] | None = None,
                    prices: Prices | None = None, reply_tokens_per_passage: float | None = None, cache: Any = None,
-                   params: Mapping[str, Any] | None = None, topic_source: str = "topics") -> Estimate:
+                   requests: Any = None, topic_source: str = "topics") -> Estimate:
     """The estimate of asking the judge about `tasks` (each a topic and its documents), `samples` times each.
 
     `prices` None: tokens are counted and the cost is NaN (unpriced). `reply_tokens_per_passage`: the
-    observed reply length (else counted from `typical_reply`). With `cache` (a ResponseCache) and
-    `params` (the request's sampling parameters), calls the cache would answer are counted as cached.
+    observed reply length (else counted from `typical_reply`). With `cache` (anything with `get(key)`, a
+    ResponseCache) and `requests` (the `trecbench.llm.request.RequestForm` of the run's model), a call is
+    counted as cached when the cache holds its first request, keyed as the run's client keys it.
     """
     from trecbench.llm.cost import PromptCounter
-    from trecbench.judging.llm import passage_text
-    from trecbench.judging.prompts import build_messages, load_prompt
+    from trecbench.judging.llm import passage_text, question
+    from trecbench.judging.prompts import load_prompt
 
     prompt = prompt or load_prompt(None)
     counter = PromptCounter(model)
@@ -164,14 +165,15 @@ def estimate_tasks(tasks: Sequence[Any], corpus: Any, topics: Mapping[str, Any],
                 texts.append(passage_text(doc))
         if not texts:
             continue
-        messages = build_messages(prompt, topic.text, texts, narrative=topic.narrative,
-                                  examples=(examples or {}).get(task.qid, []))
+        shots = (examples or {}).get(task.qid, [])
+        messages, _ = question(prompt, topic, texts, shots)  # the same messages for every sample
         row = rows.setdefault(task.qid, {"query_id": task.qid, "judgments": 0, "calls": 0, "cached_calls": 0,
                                          "input_tokens": 0, "output_tokens": 0})
         row["judgments"] += len(texts)
         tokens_in = None
         for s in range(samples):
-            if cache is not None and _cached(cache, model, messages, params or {}, s, samples):
+            if cache is not None and requests is not None and cache.get(
+                    requests.first_key(*question(prompt, topic, texts, shots, seed=s, samples=samples))) is not None:
                 row["cached_calls"] += 1
                 continue
             if tokens_in is None:
@@ -188,13 +190,6 @@ def estimate_tasks(tasks: Sequence[Any], corpus: Any, topics: Mapping[str, Any],
                                 f"{len(missing_docs)} pooled docid(s) not in the corpus, not counted: "
                                 f"{' '.join(sorted(missing_docs)[:10])}{' ...' if len(missing_docs) > 10 else ''}"))
     return Estimate(tuple(rows.values()), model, batch, prices, problems)
-
-
-def _cached(cache: Any, model: str, messages: list[dict], params: Mapping[str, Any], sample: int, samples: int) -> bool:
-    from trecbench.llm.cache import request_key
-
-    merged = {**params, **({"seed": sample} if samples > 1 else {})}
-    return cache.get(request_key(model, messages, merged)) is not None
 
 
 def observed_reply_tokens(ws: Workspace, judge_name: str, model: str, samples: int = 1) -> float | None:

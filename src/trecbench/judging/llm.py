@@ -12,21 +12,25 @@ run that died are taken over at once when it was a process of this machine, else
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
-from trecbench.helpers.jobs import work_through
 from trecbench.errors import InputError
 from trecbench.store import Judge, Judgment, Workspace, text_hash
 
 from trecbench.llm.records import Usage
 
 from .prompts import Example, Prompt, build_messages, grade_bound, parse_grades
+
+if TYPE_CHECKING:
+    import asyncio
+
+# asyncio (~0.1 s to import) is imported inside the functions that run the event loop's work: planning a run,
+# and a dry run's estimate, import this module without it.
 
 REASK_MISSING = 2  # times the passages a batch reply left out are asked again on their own
 LEASE_SECONDS = 120.0  # how long a pair stays taken by a run that stopped renewing it (one that died elsewhere)
@@ -187,6 +191,8 @@ class Leases:
                 return True, None
             if docid in judged or stop.is_set():
                 return False, judged.get(docid)
+            import asyncio
+
             await asyncio.sleep(WAIT_SECONDS)
 
     def release(self, qid: str, docids: Iterable[str]) -> None:
@@ -198,6 +204,8 @@ class Leases:
 
     async def keep_alive(self) -> None:
         """Renew the run's leases until cancelled, well before they would expire."""
+        import asyncio
+
         while True:
             await asyncio.sleep(self.seconds / 4)
             if self.held:
@@ -213,6 +221,8 @@ class Leases:
 async def leased(leases, work) -> None:
     """Await `work` while `leases` (anything with `keep_alive()` and `close()`, as `Leases`) are kept alive, then
     give them all back; shared with support judging."""
+    import asyncio
+
     if leases is None:
         await work
         return
@@ -236,6 +246,18 @@ def vote(grades: list[int]) -> int:
     return min(g for g, c in counts.items() if c == top)
 
 
+def question(prompt: Prompt, topic, asked: list[str], examples: list[Example], *, seed: int = 0,
+             samples: int = 1) -> tuple[list[dict], dict]:
+    """The judge's question about the `asked` passages of `topic`: its messages and the rest of `llm.ask`'s
+    arguments (parser, schema, reply bound, and the sample's seed when there are several). The one home of
+    what a judge asks: a run sends it, a dry run looks its first request up in the cache."""
+    extra = {"seed": seed} if samples > 1 else {}
+    messages = build_messages(prompt, topic.text, asked, narrative=topic.narrative, examples=examples)
+    return messages, {"parse": partial(parse_grades, n_passages=len(asked), max_grade=prompt.max_grade),
+                      "schema": prompt.response_schema(), "purpose": "judge",
+                      "max_tokens": grade_bound(len(asked)), **extra}
+
+
 class _Judger:
     """Asks the model about one task and records its judgments at once; shared by the ordered and adaptive loops."""
 
@@ -251,12 +273,8 @@ class _Judger:
         return Judgment(qid, docid, None, self.judge_id, status="failed", error=why, **extra)
 
     def question(self, topic, asked: list[str], examples: list[Example], seed: int) -> tuple[list[dict], dict]:
-        """The messages about `asked` passages and the rest of `llm.ask`'s arguments (parser, schema, bound)."""
-        extra = {"seed": seed} if self.samples > 1 else {}
-        messages = build_messages(self.prompt, topic.text, asked, narrative=topic.narrative, examples=examples)
-        return messages, {"parse": partial(parse_grades, n_passages=len(asked), max_grade=self.prompt.max_grade),
-                          "schema": self.prompt.response_schema(), "purpose": "judge",
-                          "max_tokens": grade_bound(len(asked)), **extra}
+        """The messages about `asked` passages and the rest of `llm.ask`'s arguments (`question`)."""
+        return question(self.prompt, topic, asked, examples, seed=seed, samples=self.samples)
 
     def first_questions(self, task: Task) -> list[tuple[list[dict], dict]]:
         """Each sample's first question about the task's documents that can be judged (none: nothing to ask)."""
@@ -358,6 +376,9 @@ async def judge(ws: Workspace, llm, prompt: Prompt, tasks: Iterable[Task], judge
 
     With `leases`, a task's documents are taken before they are asked about: those another run of the judge
     holds or has judged since this one planned are left to it (`Report.shared`)."""
+    import asyncio
+
+    from trecbench.helpers.jobs import work_through
     from trecbench.llm import BudgetExceeded, ModelCallError
 
     report = Report()
@@ -402,6 +423,9 @@ async def judge_adaptive(ws: Workspace, llm, prompt: Prompt, pool, judge_id: Jud
     the strategy's next choice only; it is recorded as a failure, not as a grade. With `leases`, a
     document another run of the judge is asking about is waited for and its grade replayed (`Report.shared`).
     """
+    import asyncio
+
+    from trecbench.helpers.jobs import work_through
     from trecbench.llm import BudgetExceeded, ModelCallError
     from trecbench.pooling.session import JudgingSession
     from trecbench.pooling.strategies import get_strategy

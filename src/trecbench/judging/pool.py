@@ -104,7 +104,6 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
     The plan counts the pairs left to this judge that other judges (people, imports, other models) graded;
     `only_unjudged` leaves those out, so that only pairs nobody graded are judged (ranked pools only).
     """
-    from trecbench.llm import LLM, Budget
     from trecbench.pooling.strategies import is_adaptive
 
     prompt = prompt if isinstance(prompt, Prompt) else load_prompt(prompt, ws.settings.scale)
@@ -147,6 +146,8 @@ def judge_pool(ws: Workspace, config: Any, *, prompt: Prompt | str | None = None
     shots = few_shot_examples(ws, examples, corpus, topics)
     if dry_run:
         return JudgeRun(plan, estimate=_estimate(ws, config, plan, tasks, corpus, topics, shots, batch, samples))
+    from trecbench.llm import LLM, Budget  # the client (asyncio, the transports) only for a run that calls
+
     client = LLM(config, cache=ws.path / "bench.sqlite", budget=Budget.of(max_cost))
     # Pairs are leased while asked about, so another run of this judge at the same time shares the work (a
     # provider batch is not: its requests wait at the provider far longer than a lease, for a later run).
@@ -212,9 +213,14 @@ def _estimate(ws: Workspace, config: Any, plan: JudgingPlan, tasks: list[Task], 
     try:
         # no reply cached: no call's request is hashed and looked up (0.06 s of CPU for the demo's 637 calls)
         cache = _ReadOnlyCache(conn) if model_calls.has_replies(conn) else None
+        requests = None
+        if cache is not None:  # keyed as the run's client keys its requests (no client made: no asyncio, no transport)
+            from trecbench.llm.request import RequestForm
+
+            requests = RequestForm.of(config, dry_run=True)
         return estimate_tasks(tasks, corpus, topics, config.model, prompt=plan.prompt, batch=batch, samples=samples,
                               examples=shots, prices=prices, reply_tokens_per_passage=observed, cache=cache,
-                              params=dict(config.params))
+                              requests=requests)
     finally:
         conn.close()
 

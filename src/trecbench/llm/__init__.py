@@ -11,7 +11,8 @@ from trecbench.helpers.lazy import attribute, by_module
 
 # What type checkers and editors see; at run time `_EXPORTS` imports each name on first use (helpers/lazy.py).
 if TYPE_CHECKING:
-    from trecbench.llm.client import LLM as LLM, ModelConfig as ModelConfig
+    from trecbench.llm.client import LLM as LLM
+    from trecbench.llm.config import ModelConfig as ModelConfig
     from trecbench.llm.records import Completion as Completion, Outcome as Outcome, Usage as Usage, CallRecord as CallRecord
     from trecbench.llm.cache import ResponseCache as ResponseCache, ensure_schema as ensure_schema, request_key as request_key
     from trecbench.llm.budget import Budget as Budget, Estimate as Estimate, Plan as Plan
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
     from trecbench.llm.prompts import TaskPrompt as TaskPrompt, TASKS as TASKS
 
 _EXPORTS = by_module({
-    "trecbench.llm.client": ("LLM", "ModelConfig"),
+    "trecbench.llm.client": ("LLM",),
+    "trecbench.llm.config": ("ModelConfig",),
     "trecbench.llm.records": ("Completion", "Outcome", "Usage", "CallRecord"),
     "trecbench.llm.cache": ("ResponseCache", "ensure_schema", "request_key"),
     "trecbench.llm.budget": ("Budget", "Estimate", "Plan"),

@@ -17,7 +17,7 @@ from typing import Callable, Iterable, NamedTuple
 from trecbench.llm.batch_records import (BatchAPI, BatchRefused, BatchRequest, BatchResult, BatchResults, BatchState,
                                          PendingBatch, read_results)
 from trecbench.llm.cache import ResponseCache, canonical_json
-from trecbench.llm.client import ModelConfig
+from trecbench.llm.config import ModelConfig
 from trecbench.llm.cost import batch_cost
 from trecbench.llm.errors import LLMError
 from trecbench.llm.records import CallRecord, Usage

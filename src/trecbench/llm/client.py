@@ -11,142 +11,29 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from trecbench.llm._litellm import load
 from trecbench.llm.budget import Budget, Estimate, Plan
-from trecbench.llm.cache import ResponseCache, request_key
-from trecbench.llm.cost import call_cost, count_text_tokens, count_tokens, is_priced, supports_response_schema
+from trecbench.llm.cache import ResponseCache
+from trecbench.llm.config import ModelConfig, check_model_name, first_line, structured_output_setting
+from trecbench.llm.cost import call_cost, count_text_tokens, count_tokens, is_priced
 from trecbench.llm.errors import LLMError, ModelCallError, ParseError
 from trecbench.llm.parse import reask_messages
 from trecbench.llm.records import CallRecord, Completion, Outcome, Usage
 from trecbench.llm.retry import (FirstContact, RateLimiter, backoff_delay, classify, missing_credentials,
                                  out_of_quota, retry_after, status_of, unreachable)
-from trecbench.llm.transport import TRANSPORTS, OpenAITransport, Unsent, make_transport, sdk_endpoints
+from trecbench.llm.request import RequestForm, as_messages, deployments, sdk_endpoints
+from trecbench.llm.transport import OpenAITransport, Unsent, make_transport
 
-__all__ = ["ModelConfig", "LLM"]
+__all__ = ["ModelConfig", "LLM", "check_model_name", "structured_output_setting"]
 
 Messages = Sequence[Mapping[str, Any]]
 DEFAULT_COMPLETION_TOKENS = 256  # expected reply length for estimates, until real replies are seen
-REASK_TEMPERATURE = 0.3  # a re-ask at temperature 0 would mostly get the same unusable text back
 MAX_REPLAYED = 8  # cached unreadable turns replayed before asking afresh
 MOST_REPLY_TOKENS = 16384  # a reply cut by length is re-asked with twice its bound, up to this
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """Which model to call and how.
-
-    `model` is a litellm model name (`openai/gpt-4o-mini`, `hosted_vllm/llama-3-8b`, ...); with
-    `deployments` it names the group, and each deployment (`{"model": ..., "api_base": ..., "api_key":
-    ...}`, `model` defaulting to this one) is a server that calls are spread over (to the one with the
-    fewest in flight, or by litellm's Router when the transport is litellm). `params` are
-    sent with every call and are part of the cache key. `max_retries` counts retries after the first
-    attempt; back-off starts at `backoff` seconds and doubles up to `max_backoff`. At most `concurrency`
-    requests are in flight, and with `rpm` at most that many start per minute. `transport` is `litellm`,
-    `openai` (the openai SDK straight to OpenAI-compatible servers), or `auto`: the SDK where every
-    endpoint is an `openai/` or `hosted_vllm/` model with an api_base, litellm elsewhere (see transport.py).
-    `prices` are (input, output) dollars per million tokens, for a model litellm's cost map has no price for.
-    `structured_output` says whether the server enforces a JSON schema given as `response_format`: None
-    detects it (litellm's `supports_response_schema`; OpenAI-compatible servers are tried, and a server
-    that refuses the parameter is asked again without it), True or False declares it; the environment
-    variable TRECBENCH_STRUCTURED_OUTPUT (on, off, auto) declares it for every command.
-    """
-
-    model: str
-    api_base: str | None = None
-    api_key: str | None = field(default=None, repr=False)
-    params: Mapping[str, Any] = field(default_factory=lambda: {"temperature": 0})
-    timeout: float = 60.0
-    max_retries: int = 4
-    deployments: Sequence[Mapping[str, Any]] | None = None
-    concurrency: int = 8
-    rpm: float | None = None
-    backoff: float = 1.0
-    max_backoff: float = 60.0
-    transport: str = "auto"
-    prices: tuple[float, float] | None = None
-    structured_output: bool | None = None
-
-    def __post_init__(self) -> None:
-        if not self.model:
-            raise ValueError("ModelConfig needs a model name")
-        if self.concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
-        if self.max_retries < 0 or self.timeout <= 0:
-            raise ValueError("max_retries must be >= 0 and timeout > 0")
-        if self.prices is not None and (len(self.prices) != 2 or min(self.prices) < 0):
-            raise ValueError("prices must be (input, output) dollars per million tokens, both >= 0")
-        if self.transport not in TRANSPORTS:
-            raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, not {self.transport!r}")
-
-
-STRUCTURED_OUTPUT_VARIABLE = "TRECBENCH_STRUCTURED_OUTPUT"
-
-
-def structured_output_setting() -> bool | None:
-    """`TRECBENCH_STRUCTURED_OUTPUT`: `on`/`off` declare whether servers enforce a schema; unset or `auto` detects.
-
-    Raises LLMError for any other value, naming the ones it takes.
-    """
-    value = os.environ.get(STRUCTURED_OUTPUT_VARIABLE, "").strip().lower()
-    if value in ("", "auto"):
-        return None
-    if value in ("on", "1", "true", "yes"):
-        return True
-    if value in ("off", "0", "false", "no"):
-        return False
-    raise LLMError(f"{STRUCTURED_OUTPUT_VARIABLE}={value!r}: use on, off or auto")
-
-
-def _as_messages(messages: str | Messages) -> list[dict]:
-    if isinstance(messages, str):
-        return [{"role": "user", "content": messages}]
-    return [dict(m) for m in messages]
-
-
-def _first_line(exc: BaseException, limit: int = 400) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-# Providers litellm resolves from a `provider/` prefix alone (tests/llm/test_tokens.py checks each against
-# litellm): a name with one needs no import of litellm (seconds) to be checked. Any other name asks litellm.
-KNOWN_PROVIDERS = frozenset({
-    "openai", "hosted_vllm", "anthropic", "azure", "azure_ai", "gemini", "vertex_ai", "bedrock", "ollama",
-    "ollama_chat", "openrouter", "together_ai", "groq", "mistral", "deepseek", "fireworks_ai", "cohere",
-    "cohere_chat", "huggingface", "vllm", "lm_studio", "xai", "perplexity", "databricks", "watsonx", "sagemaker",
-    "text-completion-openai", "deepinfra", "cerebras", "nvidia_nim", "llamafile", "litellm_proxy"})
-# Bare names litellm knows by its cost map: those of these providers (its lists of their models).
-_BARE_PROVIDERS = frozenset({"openai", "anthropic", "text-completion-openai", "cohere", "cohere_chat"})
-
-
-def known_without_litellm(model: str) -> bool:
-    """True when `model`'s provider is clear without asking litellm: a known `provider/` prefix, or a bare
-    name litellm's cost map lists under a provider litellm knows bare names of."""
-    from trecbench.llm.cost_map import cost_map
-
-    provider, _, name = model.partition("/")
-    if name:
-        return provider in KNOWN_PROVIDERS
-    entry = cost_map().get(model)
-    return isinstance(entry, dict) and entry.get("litellm_provider") in _BARE_PROVIDERS
-
-
-def check_model_name(model: str) -> None:
-    """Raise LLMError unless litellm can tell which provider serves `model` (known providers' names need no
-    look-up, see `known_without_litellm`)."""
-    if known_without_litellm(model):
-        return
-    try:
-        load().get_llm_provider(model=model)
-    except Exception as exc:
-        raise LLMError(
-            f"model {model!r}: litellm cannot tell which provider serves it ({_first_line(exc, 160)}); "
-            "name it as provider/model, e.g. openai/gpt-4o-mini or hosted_vllm/<served name>") from None
 
 
 def key_variable(model: str) -> str:
@@ -185,7 +72,7 @@ class LLM:
         self.dry_run = dry_run
         self.plan = Plan()
         self._usage: dict[str, Usage] = {}
-        self._deployments = [self._deployment(d) for d in config.deployments or ()]
+        self._deployments = deployments(config)
         # A dry run sends nothing: no transport is made, so neither litellm nor the openai SDK is imported.
         self.transport = (Unsent(sdk_endpoints(load, config.transport, config.model, config.api_base, config.api_key,
                                                self._deployments) is not None) if dry_run else
@@ -194,12 +81,7 @@ class LLM:
         if not self._through_sdk():  # the SDK's servers need no provider lookup
             for model in [d["model"] for d in self._deployments] or [config.model]:
                 check_model_name(model)
-        self._structured = (config.structured_output if config.structured_output is not None
-                            else structured_output_setting())
-        # How a schema is sent: OpenAI's `json_schema` (OpenAI, vLLM, llama.cpp's own server), else the
-        # `json_object` + `schema` form that llama-cpp-python's server takes; a refusal moves down the list.
-        self._schema_style = "json_schema"
-        self._takes_seed: bool | None = None  # whether the provider takes `seed` (Anthropic does not)
+        self.requests = RequestForm(config, sdk=self._through_sdk(), dry_run=dry_run)  # parameters and cache keys
         # Price with the group's name when it has one, else with the (first) deployment's model.
         candidates = [config.model] + [d["model"] for d in self._deployments]
         priced = [m for m in candidates if is_priced(m)]
@@ -218,15 +100,6 @@ class LLM:
         self._seen_completion_tokens = [0, 0]  # sum, count: the expected reply length for estimates
 
     # -- setup ---------------------------------------------------------------------------------------
-    def _deployment(self, d: Mapping[str, Any]) -> dict[str, Any]:
-        params = dict(d)
-        params.setdefault("model", self.config.model)
-        if self.config.api_key is not None:
-            params.setdefault("api_key", self.config.api_key)
-        if self.config.api_base is not None:
-            params.setdefault("api_base", self.config.api_base)
-        return params
-
     def _loop_state(self) -> tuple[asyncio.Semaphore, RateLimiter | None]:
         # asyncio primitives belong to one event loop; a client reused under a new asyncio.run() gets fresh ones.
         loop = asyncio.get_running_loop()
@@ -253,12 +126,12 @@ class LLM:
         BudgetExceeded when the budget would be passed.
         """
         reask = max(0, reask)
-        turns = _Turns(_as_messages(messages), {**self.config.params, **params})
+        turns = _Turns(as_messages(messages), {**self.config.params, **params})
         # `fresh` counts the replies asked for in this call; replayed cached turns do not use up `reask`,
         # so a rerun replays what was paid for and then still re-asks (at most MAX_REPLAYED of them).
         while turns.fresh <= reask and turns.turn <= reask + MAX_REPLAYED:
-            sent = self._turn_params(turns.params, schema, turns.turn)
-            key = request_key(self.config.model, turns.convo, sent)
+            sent = self.requests.params(turns.params, schema, turns.turn)
+            key = self.requests.key(turns.convo, sent)
             turns.first_key = turns.first_key or key
             reply = await self._reply(turns, sent, key, use_cache=use_cache, purpose=purpose)
             if reply is None:
@@ -293,7 +166,7 @@ class LLM:
             if self.budget:
                 self.budget.release(reserved)
             if "response_format" in sent and _refuses_schema(exc):
-                self._next_schema_form()
+                self.requests.refused_schema_form()
                 return None
             if not exc.unreachable:  # a request that reached no server was never asked: nothing to log
                 self._log(CallRecord(key, self.config.model, False, error=str(exc), attempts=exc.attempts,
@@ -305,13 +178,6 @@ class LLM:
         if self.budget is not None:
             self.budget.settle(reserved, completion.cost)
         return completion
-
-    def _next_schema_form(self) -> None:
-        """A server refused the schema as sent: the other form a server may take, then none (words only)."""
-        if self._schema_style == "json_schema":
-            self._schema_style = "json_object"
-        else:
-            self._structured = False
 
     def _account(self, completion: Completion, convo: list[dict], sent: Mapping[str, Any], purpose: str,
                  reason: str) -> None:
@@ -332,55 +198,17 @@ class LLM:
         return isinstance(self.transport, OpenAITransport) or getattr(self.transport, "sdk", False)
 
     def uses_structured_output(self) -> bool:
-        """Whether requests with a schema carry it as `response_format` (see ModelConfig.structured_output)."""
-        if self._structured is None:
-            if self._through_sdk():
-                self._structured = True  # tried; a server that refuses it turns it off (see `ask`)
-            elif self.dry_run and "litellm" not in sys.modules:  # litellm's answer, read from its cost map
-                self._structured = supports_response_schema(self.config.model)
-            else:
-                try:
-                    self._structured = bool(load().supports_response_schema(model=self.config.model))
-                except Exception:
-                    self._structured = False
-        return self._structured
+        """Whether requests with a schema carry it as `response_format` (`RequestForm.uses_structured_output`)."""
+        return self.requests.uses_structured_output()
 
     def first_request(self, messages: str | Messages, *, schema: Mapping[str, Any] | None = None,
                       **params: Any) -> tuple[list[dict], dict, str]:
         """(messages, parameters, cache key) of the first request `ask` would send for these arguments."""
-        convo = _as_messages(messages)
-        sent = self._turn_params({**self.config.params, **params}, schema, 0)
-        return convo, sent, request_key(self.config.model, convo, sent)
+        return self.requests.first(messages, schema=schema, **params)
 
     def takes_seed(self) -> bool:
-        """Whether requests may carry `seed` (litellm's list of the provider's parameters; OpenAI-compatible
-        servers take it). Where it may not, litellm drops it: the seed stays in the cache key, so each of a
-        judge's samples is still a call of its own."""
-        if self._takes_seed is None:
-            if self._through_sdk():
-                self._takes_seed = True
-            else:
-                try:
-                    litellm = load()
-                    model, provider, *_ = litellm.get_llm_provider(self.config.model)
-                    self._takes_seed = "seed" in (litellm.get_supported_openai_params(
-                        model=model, custom_llm_provider=provider) or [])
-                except Exception:
-                    self._takes_seed = True  # unknown: sent, and a refusal says so
-        return self._takes_seed
-
-    def _turn_params(self, merged: Mapping[str, Any], schema: Mapping[str, Any] | None, turn: int) -> dict:
-        params = dict(merged)
-        if "seed" in params and not self.takes_seed():
-            params["additional_drop_params"] = ["seed"]
-        if turn > 0 and float(params.get("temperature") or 0.0) < REASK_TEMPERATURE:
-            params["temperature"] = REASK_TEMPERATURE
-        if schema is not None and self.uses_structured_output():
-            if self._schema_style == "json_schema":
-                params["response_format"] = {"type": "json_schema", "json_schema": dict(schema)}
-            else:
-                params["response_format"] = {"type": "json_object", "schema": dict(schema)["schema"]}
-        return params
+        """Whether requests may carry `seed` (`RequestForm.takes_seed`)."""
+        return self.requests.takes_seed()
 
     async def complete(self, messages: str | Messages, *, purpose: str = "", use_cache: bool = True,
                        **params: Any) -> Completion:
@@ -392,12 +220,12 @@ class LLM:
             raise ModelCallError(outcome.error or "no reply", model=self.config.model, attempts=outcome.attempts)
         return outcome.completion
 
-    def estimate(self, messages: str | Messages, **params: Any) -> Estimate:
-        """What asking `messages` would cost now (0 when the cache already holds the reply); sends nothing."""
-        convo = _as_messages(messages)
-        merged = {**self.config.params, **params}
-        key = request_key(self.config.model, convo, merged)
-        return self._estimate(convo, merged, key, cached=self.cache is not None and self.cache.get(key) is not None)
+    def estimate(self, messages: str | Messages, *, schema: Mapping[str, Any] | None = None,
+                 **params: Any) -> Estimate:
+        """What asking `messages` would cost now (0 when the cache already holds the reply of its first
+        request, keyed as `ask` keys it); sends nothing."""
+        convo, sent, key = self.requests.first(messages, schema=schema, **params)
+        return self._estimate(convo, sent, key, cached=self.cache is not None and self.cache.get(key) is not None)
 
     @property
     def usage(self) -> Usage:
@@ -495,8 +323,8 @@ class LLM:
         what = "gave up after" if verdict == "retry" else "failed on"
         where = f"HTTP {status}: " if status else ""
         plain = _plain(status, error, model) if verdict == "fatal" else ""
-        message = (f"{model}: {plain} [{where}{_first_line(error, 200)}]" if plain else
-                   f"{model}: {what} attempt {attempt}: {where}{_first_line(error)}")
+        message = (f"{model}: {plain} [{where}{first_line(error, 200)}]" if plain else
+                   f"{model}: {what} attempt {attempt}: {where}{first_line(error)}")
         return ModelCallError(message, model=model, status=status, attempts=attempt, fatal=verdict == "fatal",
                               retryable=verdict == "retry")
 
@@ -630,7 +458,7 @@ def _reading(parse: Callable[[str], Any] | None, completion: Completion) -> tupl
     try:
         return _read(parse, completion), ""
     except ValueError as exc:
-        return None, exc.reason if isinstance(exc, ParseError) else _first_line(exc, 200)
+        return None, exc.reason if isinstance(exc, ParseError) else first_line(exc, 200)
 
 
 def _read(parse: Callable[[str], Any] | None, completion: Completion) -> Any:

@@ -14,21 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import sys
 import time
 import warnings
-from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
+from trecbench.llm.config import TRANSPORTS
+from trecbench.llm.request import Endpoint, sdk_endpoints
+
 __all__ = ["Transport", "LiteLLMTransport", "OpenAITransport", "Breaker", "deadline", "make_transport", "sdk_endpoints",
            "Unsent", "TRANSPORTS"]
-
-TRANSPORTS = ("auto", "litellm", "openai")
-_OPENAI_COMPATIBLE = {"openai", "hosted_vllm"}
-# Deployment keys only litellm's Router understands; their presence keeps a group on the Router.
-_ROUTER_KEYS = {"rpm", "tpm", "weight", "order", "max_parallel_requests"}
 
 
 class Transport(Protocol):
@@ -67,15 +63,6 @@ class LiteLLMTransport:
 
     async def aclose(self) -> None:
         pass  # litellm keeps its clients in a process-wide cache
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """One OpenAI-compatible server: the model name it serves, its base URL and key."""
-
-    model: str
-    api_base: str
-    api_key: str
 
 
 class Breaker:
@@ -227,50 +214,6 @@ async def deadline(awaitable: Any, timeout: float) -> Any:
         async with asyncio.timeout(timeout + 1.0):
             return await awaitable
     return await asyncio.wait_for(awaitable, timeout + 1.0)
-
-
-def _endpoint(load: Callable[[], Any], model: str, api_base: str | None, api_key: str | None) -> Endpoint | None:
-    """The endpoint for `model` when it is served by an OpenAI-compatible server at an explicit api_base.
-
-    A model named `openai/...` or `hosted_vllm/...` needs no litellm to know that; any other name asks
-    litellm's provider resolution (`load` imports it).
-    """
-    if not api_base:
-        return None
-    provider, _, name = model.partition("/")
-    if name and provider in _OPENAI_COMPATIBLE:
-        env_key = os.environ.get(f"{provider.upper()}_API_KEY")
-    else:
-        try:
-            name, provider, env_key, _ = load().get_llm_provider(model=model, api_base=api_base, api_key=api_key)
-        except Exception:  # an unknown provider: the client says so in its own words
-            return None
-        if provider not in _OPENAI_COMPATIBLE:
-            return None
-    key = api_key or env_key or os.environ.get("OPENAI_API_KEY") or "none"  # local servers often take any key
-    return Endpoint(name, api_base, key)
-
-
-def sdk_endpoints(load: Callable[[], Any], kind: str, model: str, api_base: str | None, api_key: str | None,
-                  deployments: Sequence[Mapping[str, Any]]) -> list[Endpoint] | None:
-    """The endpoints the openai SDK would send to under transport `kind`, or None where litellm sends.
-
-    `load` returns the litellm module; it is called only for a model whose name does not say that an
-    OpenAI-compatible server serves it. Raises ValueError for a `kind` that cannot be used.
-    """
-    if kind not in TRANSPORTS:
-        raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, not {kind!r}")
-    if kind == "litellm":
-        return None
-    targets = deployments or [{"model": model, "api_base": api_base, "api_key": api_key}]
-    endpoints = [None if set(d) & _ROUTER_KEYS else
-                 _endpoint(load, d["model"], d.get("api_base"), d.get("api_key")) for d in targets]
-    if all(e is not None for e in endpoints):
-        return endpoints  # type: ignore[return-value]
-    if kind == "openai":
-        raise ValueError("transport 'openai' needs openai/ or hosted_vllm/ models with an api_base "
-                         "(and no Router-only deployment keys such as rpm, tpm, weight)")
-    return None
 
 
 def make_transport(load: Callable[[], Any], kind: str, model: str, api_base: str | None, api_key: str | None,

@@ -69,21 +69,25 @@ async def draft_topic(llm, qid: str, question: str, narrative: str | None, docs:
     """One topic's nuggets (ordered and cut) and the problems met; raises BudgetExceeded / fatal errors."""
     problems: list[str] = []
     running = await running_list(llm, question, narrative, docs, settings, report, problems)
-    texts = [r.text for r in running]
-    if getattr(llm, "dry_run", False):
-        # the list's length is unknown without replies: count the labelling calls of a full list
+    if running is None:
+        # a dry run without every window's reply cached: the list's length is unknown, so the labelling
+        # calls of a full list are counted
         texts = [f"placeholder nugget {i} of about twelve words for estimating the labelling calls"
                  for i in range(1, settings.max_nuggets + 1)]
+    else:  # a run, or a dry run whose windows the cache answered: the labels are asked of the list itself
+        texts = [r.text for r in running]
     labels = await importance_labels(llm, question, narrative, texts, report, problems)
-    if getattr(llm, "dry_run", False):
+    if running is None or getattr(llm, "dry_run", False):
         return [], problems
     return ordered_nuggets(qid, running, labels, settings.keep), problems
 
 
 async def running_list(llm, question: str, narrative: str | None, docs: list[tuple[str, str]],
-                       settings: DraftSettings, report: DraftReport, problems: list[str]) -> list[_Running]:
-    """The running list after every window of documents; a window that fails leaves it as it was (a problem)."""
+                       settings: DraftSettings, report: DraftReport, problems: list[str]) -> list[_Running] | None:
+    """The running list after every window of documents; a window that fails leaves it as it was (a problem).
+    None in a dry run where a window's reply is not cached (every window is still counted)."""
     running: list[_Running] = []
+    unknown = False
     windows = [docs[i:i + settings.window] for i in range(0, len(docs), settings.window)]
     for w, window in enumerate(windows, 1):
         messages = update_messages(question, narrative, [r.text for r in running], [t for _, t in window],
@@ -95,6 +99,7 @@ async def running_list(llm, question: str, narrative: str | None, docs: list[tup
                                 purpose="nuggets-draft")
         report.count(outcome)
         if outcome.dry_run:
+            unknown = True
             continue
         if not outcome.ok:
             where = window[0][0] if len(window) == 1 else f"{window[0][0]} .. {window[-1][0]}"
@@ -102,7 +107,7 @@ async def running_list(llm, question: str, narrative: str | None, docs: list[tup
                             f"from it: {outcome.error}")
             continue
         running = updated_list(running, window, outcome.value)
-    return running
+    return None if unknown else running
 
 
 def updated_list(running: list[_Running], window: list[tuple[str, str]], updates) -> list[_Running]:

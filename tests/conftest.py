@@ -1,6 +1,7 @@
 """Shared fixtures: the reference data beside the checkout, and a CLI runner."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,9 @@ from paths import SHARED
 pytest_plugins = ["llm_server", "web_support"]
 
 
-# The modules that took longest (`--durations`, 2026-12-02, load ~10), most first. pyproject.toml runs the suite with
-# `--dist loadfile`, so each module runs on one worker and builds its module-scoped fixtures once; handing out the
-# long modules first lets the two workers finish together instead of one waiting for the other's last long file.
+# The modules that took longest (`--durations`, 2026-12-02, load ~10), most first. pytest-xdist hands tests out in
+# collection order; handing out the long modules first lets the two workers finish together instead of one waiting
+# for the other's last long file.
 # Only the order changes: a module missing from this list (or renamed) runs after these, in collection order.
 LONGEST_FIRST = [
     "tests/llm/test_model_commands_start.py",
@@ -46,6 +47,16 @@ LONGEST_FIRST = [
 def pytest_collection_modifyitems(items):
     first = {module: rank for rank, module in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: first.get(item.nodeid.split("::")[0], len(first)))  # stable: each module stays whole
+
+
+@pytest.fixture(autouse=True)
+def _recursion_limit():
+    """Each test starts with Python's own recursion limit: mypy's api.run (tests/test_api_types.py) raises it to
+    2**14 for the rest of the process, and a later test of deeply nested JSON in the same worker then overflows
+    the C stack (a crashed worker) instead of meeting the RecursionError the readers turn into one line."""
+    limit = sys.getrecursionlimit()
+    yield
+    sys.setrecursionlimit(limit)
 
 
 @pytest.fixture(autouse=True)

@@ -182,8 +182,9 @@ def test_topics_filter_reports_run_topics_absent_from_the_topic_file():
     assert "topics.tsv: 1 topic(s) retrieved by no run, nothing to pool: 3" in messages
 
 
-def test_an_empty_run_file_is_reported_and_contributes_nothing(tmp_path):
-    empty = write(tmp_path, "empty.txt", "")
+@pytest.mark.parametrize("content", ["", " \t\r\n\x0b\x0c\n"], ids=["empty", "only whitespace"])
+def test_an_empty_or_blank_run_file_is_reported_and_contributes_nothing(tmp_path, content):
+    empty = write(tmp_path, "empty.txt", content)
     good = write(tmp_path, "good.txt", "q Q0 d 1 1 g\n")
     pool = build_pool([empty, good])
     assert pairs(pool) == {("q", "d")}
@@ -191,12 +192,7 @@ def test_an_empty_run_file_is_reported_and_contributes_nothing(tmp_path):
     assert build_pool([empty]).candidates.empty
 
 
-def test_a_run_file_of_only_whitespace_is_empty_and_one_visible_byte_is_not(tmp_path):
-    blank = write(tmp_path, "blank.txt", " \t\r\n\x0b\x0c\n")
-    good = write(tmp_path, "good.txt", "q Q0 d 1 1 g\n")
-    pool = build_pool([blank, good])
-    assert pairs(pool) == {("q", "d")}
-    assert [str(p) for p in pool.problems] == [f"{blank}: empty run: it contributes no documents"]
+def test_a_run_file_with_one_visible_byte_is_not_blank(tmp_path):
     with pytest.raises(InputError):  # not blank: read, and refused as a run line
         build_pool([write(tmp_path, "dot.txt", " \n.\n")])
 

@@ -5,6 +5,7 @@ its arithmetic so that a dry run never imports litellm; each rule is checked her
 over every model of its cost map where that is cheap, and over the judge's prompts of the sample."""
 from __future__ import annotations
 
+import importlib.util
 import logging
 from functools import lru_cache
 
@@ -12,8 +13,10 @@ import pytest
 
 from paths import ROOT
 
-pytest.importorskip("litellm")
-pytest.importorskip("tiktoken")
+# Looked up, not imported: importing litellm at collection costs every xdist worker seconds of CPU, and only the
+# worker that runs these tests needs it (the `litellm` fixture imports it).
+pytestmark = pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("litellm", "tiktoken")),
+                                reason="needs litellm and tiktoken ('.[models]')")
 
 SAMPLE = ROOT / "src" / "trecbench" / "sample"
 MODELS = ["gpt-4o-mini", "openai/gpt-4o-mini", "gpt-4o", "gpt-4", "gpt-3.5-turbo", "gpt-3.5-turbo-0301", "openai/gpt-5",

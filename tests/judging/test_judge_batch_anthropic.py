@@ -117,11 +117,12 @@ def test_a_kill_between_creating_the_batch_and_saving_its_id_submits_nothing_twi
         killed_at.append(ledger(bench, own_process=True))
         return True
 
-    r = kill_after_creating(llm_server, judge_args(bench, llm_server, *BATCH), created)
-    assert r.returncode == 0, r.stderr
+    kill_after_creating(llm_server, judge_args(bench, llm_server, *BATCH), created)
     assert killed_at[0] == [(None, "submitting", 2)]  # written down before the provider was asked
+    r = cli_run(*judge_args(bench, llm_server, *BATCH))
+    assert r.exit_code == 0, r.output
     ours = next(b for b in llm_server.anthropic_batches if b != foreign)
-    assert f"batch {ours} found again" in r.stdout and "judged 6, failed 0" in r.stdout
+    assert f"batch {ours} found again" in r.output and "judged 6, failed 0" in r.output
     assert len(llm_server.anthropic_batches) == 2 and live_calls(llm_server) == 0
     assert ledger(bench, own_process=True) == [(ours, "collected", 2)]
 

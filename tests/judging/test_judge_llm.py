@@ -135,11 +135,11 @@ def test_max_cost_stops_cleanly_keeping_what_was_judged(bench, llm_server, cli_r
 
 
 def test_kill_9_loses_no_judgment_and_the_rerun_judges_only_what_is_missing(bench, llm_server, tmp_path):
-    calls = []
+    calls, killed = [], []
 
-    def slow_grader(body):
+    def slow_grader(body):  # slow until the kill, so that the kill falls between replies; the rerun at full speed
         calls.append(1)
-        return slow(0.4, grader(body))
+        return grader(body) if killed else slow(0.4, grader(body))
 
     llm_server.script(slow_grader)
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -150,6 +150,7 @@ def test_kill_9_loses_no_judgment_and_the_rerun_judges_only_what_is_missing(benc
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+    killed.append(True)
     before = [x for x in rows(bench) if x[3] == "ok"]
     assert 2 <= len(before) < 6
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -58,9 +59,12 @@ def stored(ws) -> list[tuple[str, str, int | None, str]]:
         return conn.execute("SELECT qid, docid, grade, status FROM judgments ORDER BY id").fetchall()
 
 
-def gate_until_both_ask(llm_server, in_flight: int, *, wait: float = 90) -> threading.Event:
+def gate_until_both_ask(llm_server, in_flight: int, *, wait: float = 90, workspace: Path | None = None,
+                        settle: float = 1.5) -> threading.Event:
     """Hold every reply until `in_flight` requests wait at once (both runs are asking) or `wait` seconds have
-    passed, then answer all. Returns the event that tells whether the two runs did meet there."""
+    passed, then answer all. With `workspace`, also answer once two processes have held its database open for
+    `settle` seconds (both runs are past their start and asking, or waiting for the other's reply). Returns the
+    event that tells whether the two runs did meet there."""
     opened, met = threading.Event(), threading.Event()
 
     def handler(body):
@@ -69,8 +73,14 @@ def gate_until_both_ask(llm_server, in_flight: int, *, wait: float = 90) -> thre
 
     def watch():
         deadline = time.monotonic() + wait
+        both_since = None
         while llm_server.in_flight < in_flight and time.monotonic() < deadline:
-            time.sleep(0.01)
+            if workspace is not None:
+                if both_since is None and processes_holding(workspace / "bench.sqlite") >= 2:
+                    both_since = time.monotonic()
+                if both_since is not None and time.monotonic() - both_since >= settle:
+                    break
+            time.sleep(0.01 if workspace is None else 0.05)
         if llm_server.in_flight >= in_flight:
             met.set()
         opened.set()
@@ -78,6 +88,19 @@ def gate_until_both_ask(llm_server, in_flight: int, *, wait: float = 90) -> thre
     llm_server.script(handler)
     threading.Thread(target=watch, daemon=True).start()
     return met
+
+
+def processes_holding(path: Path) -> int:
+    """How many children of this process have `path` open (read from /proc)."""
+    target, me, count = str(path.resolve()), str(os.getpid()), 0
+    for proc in Path("/proc").iterdir():
+        try:
+            if not proc.name.isdigit() or proc.joinpath("stat").read_text().rpartition(")")[2].split()[1] != me:
+                continue
+            count += any(os.readlink(fd) == target for fd in proc.joinpath("fd").iterdir())
+        except OSError:  # the process ended meanwhile
+            continue
+    return count
 
 
 def run_both(commands: list[list[str]]) -> list[subprocess.CompletedProcess]:
@@ -135,8 +158,8 @@ def test_two_runs_of_an_adaptive_pool_at_once_ask_each_document_once(tmp_path, c
     assert made.exit_code == 0, made.output
     # One topic, one document at a time: a run that shares waits for the other's reply and asks nothing
     # meanwhile, so two requests at once only come from runs that do not share. The first reply is held a
-    # few seconds (far below the client's 60 s timeout) for the second run to start.
-    gate_until_both_ask(llm_server, 2, wait=8)
+    # moment (far below the client's 60 s timeout): until both runs have had the workspace open for 1.5 s.
+    gate_until_both_ask(llm_server, 2, wait=30, workspace=ws)
     command = judge_command(ws, llm_server)
     results = run_both([command, command])
     assert all(r.returncode == 0 for r in results), [r.stderr for r in results]

@@ -47,9 +47,13 @@ NOWHERE = "http://127.0.0.1:9/v1"  # nothing listens: every run here ends before
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> Path:
     """The sample benchmark's workspace, as `trecbench demo` leaves it (built once for this module)."""
-    folder = tmp_path_factory.mktemp("demo") / "demo"
-    subprocess.run([sys.executable, "-m", "trecbench", "demo", "--dir", str(folder), "--quiet"], check=True,
-                   capture_output=True, env=_env())
+    from click.testing import CliRunner
+
+    from trecbench.cli import cli
+
+    folder = tmp_path_factory.mktemp("demo") / "demo"  # built in this process: only the commands below need their own
+    result = CliRunner().invoke(cli, ["demo", "--dir", str(folder), "--quiet"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
     return folder / "bench"
 
 

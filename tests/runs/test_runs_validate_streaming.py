@@ -18,21 +18,33 @@ RSS_BOUND_MB = 200
 LINES = 1_200_000  # a problem on every 1,000th: 1,200, more than are kept
 
 
-def write_lines(path: Path, line) -> Path:
+def write_lines(path: Path, middle: str, tails: list[str]) -> Path:
+    """LINES lines `TOPIC{middle}{i:09d}{tail}`: a topic every 1,000 lines, line i's tail `tails[i % len(tails)]`."""
+    period = len(tails)
     with open(path, "w") as f:
         for start in range(0, LINES, 10_000):
-            f.write("".join(line(i) for i in range(start, start + 10_000)))
+            f.write("".join([f"{100_000 + i // 1000}{middle}{i:09d}{tails[i % period]}"
+                             for i in range(start, start + 10_000)]))
     return path
 
 
+def run_tails(bad: bool) -> list[str]:
+    """A run's rank, score and tag after its docid, by line within the topic; with `bad`, the 1,000th line's
+    score is 'high'."""
+    return [f"_passage {r + 1} {'high' if bad and r == 999 else f'{1 - r / 1000:.6f}'} my-run-tag\n" for r in range(1000)]
+
+
+def qrels_tails(bad: bool) -> list[str]:
+    """Qrels grades i % 3 after the docid; with `bad`, every 1,000th line's grade is 'yes'."""
+    return [f"_passage_and_more {'yes' if bad and i % 1000 == 999 else i % 3}\n" for i in range(3000)]
+
+
 def bad_run(path: Path) -> Path:
-    return write_lines(path, lambda i: f"{100_000 + i // 1000} Q0 doc_{i:09d}_passage {i % 1000 + 1} "
-                                       f"{'high' if i % 1000 == 999 else f'{1 - i % 1000 / 1000:.6f}'} my-run-tag\n")
+    return write_lines(path, " Q0 doc_", run_tails(bad=True))
 
 
 def bad_qrels(path: Path) -> Path:
-    return write_lines(path, lambda i: f"{100_000 + i // 1000} 0 doc_{i:09d}_passage_and_more "
-                                       f"{'yes' if i % 1000 == 999 else i % 3}\n")
+    return write_lines(path, " 0 doc_", qrels_tails(bad=True))
 
 
 @pytest.mark.parametrize("group, make, message", [
@@ -52,12 +64,11 @@ def test_validating_a_big_file_with_problems_keeps_its_memory_bounded(tmp_path, 
 
 
 def clean_run(path: Path) -> Path:
-    return write_lines(path, lambda i: f"{100_000 + i // 1000} Q0 doc_{i:09d}_passage {i % 1000 + 1} "
-                                       f"{1 - i % 1000 / 1000:.6f} my-run-tag\n")
+    return write_lines(path, " Q0 doc_", run_tails(bad=False))
 
 
 def clean_qrels(path: Path) -> Path:
-    return write_lines(path, lambda i: f"{100_000 + i // 1000} 0 doc_{i:09d}_passage_and_more {i % 3}\n")
+    return write_lines(path, " 0 doc_", qrels_tails(bad=False))
 
 
 # A clean file is split into columns (ids as words, then Arrow strings) instead of a table of Python

@@ -252,6 +252,34 @@ def test_an_older_schema_is_backed_up_then_migrated(tmp_path, cli_run):
     assert r.exit_code == 0 and sorted(p.name for p in bench.glob("*.bak")) == ["bench.sqlite.v3.bak"]
 
 
+def schema_of(db: Path) -> tuple:
+    """What makes two databases the same schema: sqlite_master, the header's pragmas, the journal mode."""
+    conn = sqlite3.connect(db)
+    try:
+        return (sorted(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")),
+                *(conn.execute(f"PRAGMA {p}").fetchone()[0] for p in
+                  ("user_version", "application_id", "journal_mode", "page_size", "encoding", "auto_vacuum")))
+    finally:
+        conn.close()
+
+
+def test_a_new_workspaces_database_is_the_one_its_migrations_make_in_place(tmp_path, cli_run):
+    """`init` copies an empty database migrated in memory: the same as running every migration on the file."""
+    from trecbench.store.schema import _migrate
+
+    bench = make_bench(tmp_path)
+    migrated = tmp_path / "migrated.sqlite"
+    conn = sqlite3.connect(migrated, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    _migrate(conn, migrated)
+    conn.close()
+    made = schema_of(bench / "bench.sqlite")
+    assert made == schema_of(migrated)
+    assert made[1:4] == (len(MIGRATIONS), 0x74726563, "wal") and len(made[0]) > 20
+    assert cli_run("assessors", "list", "-w", bench).exit_code == 0  # opens, checks and writes as before
+    assert schema_of(bench / "bench.sqlite")[0] == made[0] and not list(bench.glob("*.bak"))
+
+
 def test_init_writes_only_settings_that_are_read(tmp_path):
     ws = Workspace.init(tmp_path / "bench")
     text = (tmp_path / "bench" / "trecbench.toml").read_text()

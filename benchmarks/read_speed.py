@@ -5,6 +5,8 @@ Paths measured:
   split    trecbench's reader (files/columns.py `split_fields`, as `read_run_columns` and
            `read_qrels_columns` give it to evaluation and pooling): ids as uint64 words, scores and
            grades as numpy arrays, the duplicate (topic, docid) check; no Python object per line
+  lean     split in the process `eval retrieval` and `pool` run in (helpers/process.py `lean_process`: glibc
+           keeps freed arrays for reuse instead of faulting their pages in again every block)
   arrow1   the peer of split: pyarrow's CSV reader on one thread into an Arrow table of the same
            columns (no pandas)
   columns  `read_run` / `read_qrels`' DataFrame from the same split (`_columns_run`, `_columns_qrels`):
@@ -27,7 +29,7 @@ the machine's load falls on every path alike. The child times the read alone wit
 time.process_time (all its threads' CPU: the arrow path's reader uses both cores); os.wait4 gives the
 child's whole CPU (start-up included) and peak RSS. The median of the rounds is printed, with MB per
 CPU second and the ratio to the raw read's median CPU; last, the median over rounds of each round's
-ratio of split to arrow1 and of columns to arrow, and the load average before and after each round.
+ratio of split and lean to arrow1 and of columns to arrow, and the load average before and after each round.
 
     PYTHONPATH=src python benchmarks/read_speed.py [--rounds 5] [--mb 50] [--folder /tmp/trecbench-read-speed]
 """
@@ -46,9 +48,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 REAL = Path("/work/shared/data/real")
 SEED = 20
-RUN_PATHS = ["raw", "split", "arrow1", "columns", "arrow"]
-QRELS_PATHS = ["raw", "split", "arrow1", "columns", "arrow", "pandas"]
-CORE_PATHS = {"split", "columns"}  # trecbench's: measured without pyarrow, as a core install has it
+RUN_PATHS = ["raw", "split", "lean", "arrow1", "columns", "arrow"]
+QRELS_PATHS = ["raw", "split", "lean", "arrow1", "columns", "arrow", "pandas"]
+CORE_PATHS = {"split", "lean", "columns"}  # trecbench's: measured without pyarrow, as a core install has it
 
 
 # --- inputs -------------------------------------------------------------------------------------
@@ -249,7 +251,8 @@ def qrels_by_pandas(data: bytes, path: str):
 
 READERS = {("run", "columns"): run_by_columns, ("run", "arrow"): run_by_arrow, ("run", "split"): run_by_split,
            ("run", "arrow1"): run_by_arrow1, ("qrels", "columns"): qrels_by_columns, ("qrels", "arrow"): qrels_by_arrow,
-           ("qrels", "pandas"): qrels_by_pandas, ("qrels", "split"): qrels_by_split, ("qrels", "arrow1"): qrels_by_arrow1}
+           ("qrels", "pandas"): qrels_by_pandas, ("qrels", "split"): qrels_by_split, ("qrels", "arrow1"): qrels_by_arrow1,
+           ("run", "lean"): run_by_split, ("qrels", "lean"): qrels_by_split}
 
 
 def refuse_pyarrow() -> None:
@@ -273,6 +276,10 @@ def child(kind: str, how: str, files: list[str]) -> None:
     import trecbench.qrels.trec  # noqa: F401
     import trecbench.runs.trec  # noqa: F401
 
+    if how == "lean":
+        from trecbench.helpers.process import lean_process
+
+        lean_process()
     hwm_before = peak_rss_kib()
     size = rows = 0
     start = time.process_time()
@@ -329,7 +336,7 @@ def check_identical(kind: str, files: list[str], hows: list[str]) -> list[str]:
             if got is None:
                 refused.append(how)
                 continue
-            if how == "split":
+            if how in ("split", "lean"):
                 same = (got.qid.strings() == shipped["query_id"].tolist() and got.doc.strings() == shipped["doc_id"].tolist()
                         and np.array_equal(getattr(got, "score", getattr(got, "grade", None)), shipped[values].to_numpy()))
             elif how == "arrow1":
@@ -430,7 +437,7 @@ def main() -> None:
     print()
     print("median CPU ratio over the rounds (each round's own ratio; below 1: trecbench is faster):")
     for name, _, _ in cases:
-        for ours, peer in (("split", "arrow1"), ("columns", "arrow")):
+        for ours, peer in (("split", "arrow1"), ("lean", "arrow1"), ("columns", "arrow")):
             ratios = [a["cpu"] / max(b["cpu"], 1e-9) for a, b in zip(results[name, ours], results[name, peer])]
             print(f"  {name:24} {ours} / {peer}: {median(ratios):.2f} ({' '.join(f'{r:.2f}' for r in ratios)})")
 

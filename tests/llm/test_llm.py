@@ -326,6 +326,35 @@ def test_client_survives_successive_event_loops(llm_server):
         assert ask(llm, f"passage {i}").ok
 
 
+def test_every_client_of_a_process_shares_one_tls_context(llm_server, monkeypatch):
+    """httpx makes TLS settings per client by reading the CA bundle (~25 ms): here they are made once a process,
+    for the openai SDK's clients (two deployments, three event loops) and both batch clients alike."""
+    import httpx
+
+    from trecbench.llm.batch_anthropic import AnthropicBatches
+    from trecbench.llm.batch_openai import OpenAIBatches
+    from trecbench.llm.transport import tls_options
+
+    made = []
+    make = httpx.create_ssl_context
+    monkeypatch.setattr(httpx, "create_ssl_context", lambda *a, **k: made.append(1) or make(*a, **k))
+    tls_options.cache_clear()
+    try:
+        llm_server.script(then=ok(GRADE))
+        with LLMServer() as other:
+            other.script(then=ok(GRADE))
+            llm = LLM(ModelConfig("judge", transport="openai", api_key="test", timeout=5, deployments=[
+                {"model": "openai/test-model", "api_base": llm_server.base_url},
+                {"model": "openai/test-model", "api_base": other.base_url}]))
+            for i in range(3):
+                assert ask(llm, f"passage {i}").ok
+        OpenAIBatches(llm_server.base_url, "test", "test-model")
+        AnthropicBatches(llm_server.base_url, "test", "anthropic/claude-sonnet-4-5")
+        assert made == [1]
+    finally:
+        tls_options.cache_clear()
+
+
 @both
 def test_router_spreads_calls_over_deployments(llm_server, transport):
     with LLMServer() as other:

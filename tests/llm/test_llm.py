@@ -333,12 +333,12 @@ def test_every_client_of_a_process_shares_one_tls_context(llm_server, monkeypatc
 
     from trecbench.llm.batch_anthropic import AnthropicBatches
     from trecbench.llm.batch_openai import OpenAIBatches
-    from trecbench.llm.transport import tls_options
+    from trecbench.llm.transport import tls_context
 
     made = []
     make = httpx.create_ssl_context
     monkeypatch.setattr(httpx, "create_ssl_context", lambda *a, **k: made.append(1) or make(*a, **k))
-    tls_options.cache_clear()
+    tls_context.cache_clear()
     try:
         llm_server.script(then=ok(GRADE))
         with LLMServer() as other:
@@ -352,7 +352,7 @@ def test_every_client_of_a_process_shares_one_tls_context(llm_server, monkeypatc
         AnthropicBatches(llm_server.base_url, "test", "anthropic/claude-sonnet-4-5")
         assert made == [1]
     finally:
-        tls_options.cache_clear()
+        tls_context.cache_clear()
 
 
 @both

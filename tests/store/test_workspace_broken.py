@@ -265,9 +265,10 @@ def schema_of(db: Path) -> tuple:
 
 def test_a_new_workspaces_database_is_the_one_its_migrations_make_in_place(tmp_path, cli_run):
     """`init` copies an empty database migrated in memory: the same as running every migration on the file."""
-    from trecbench.store.schema import _migrate
+    from trecbench.store.schema import APPLICATION_ID, _migrate
 
-    bench = make_bench(tmp_path)
+    bench = tmp_path / "bench"
+    assert cli_run("init", bench).exit_code == 0
     migrated = tmp_path / "migrated.sqlite"
     conn = sqlite3.connect(migrated, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
@@ -275,7 +276,7 @@ def test_a_new_workspaces_database_is_the_one_its_migrations_make_in_place(tmp_p
     conn.close()
     made = schema_of(bench / "bench.sqlite")
     assert made == schema_of(migrated)
-    assert made[1:4] == (len(MIGRATIONS), 0x74726563, "wal") and len(made[0]) > 20
+    assert made[1:4] == (len(MIGRATIONS), APPLICATION_ID, "wal") and len(made[0]) > 20
     assert cli_run("assessors", "list", "-w", bench).exit_code == 0  # opens, checks and writes as before
     assert schema_of(bench / "bench.sqlite")[0] == made[0] and not list(bench.glob("*.bak"))
 

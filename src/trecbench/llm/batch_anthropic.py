@@ -37,12 +37,12 @@ class AnthropicBatches:
     def __init__(self, api_base: str | None, api_key: str, model: str, timeout: float = 60.0):
         import httpx
 
-        from trecbench.llm.transport import tls_options
+        from trecbench.llm.transport import tls_context
 
         self.model = model  # the litellm name (anthropic/...)
         self.base = _root(api_base)
         self.client = httpx.Client(base_url=self.base, timeout=timeout,
-                                   transport=httpx.HTTPTransport(retries=2, **tls_options()),
+                                   transport=httpx.HTTPTransport(retries=2, verify=tls_context()),
                                    headers={"x-api-key": api_key, "anthropic-version": API_VERSION})
         self._shapes: dict[str, tuple[dict, str | None]] = {}
 

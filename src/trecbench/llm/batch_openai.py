@@ -44,11 +44,11 @@ class OpenAIBatches:
     def __init__(self, api_base: str | None, api_key: str, model: str, timeout: float = 60.0):
         from openai import DefaultHttpxClient, OpenAI
 
-        from trecbench.llm.transport import tls_options
+        from trecbench.llm.transport import tls_context
 
         self.model = model  # the name the server knows the model by
         self.client = OpenAI(base_url=api_base, api_key=api_key, max_retries=2, timeout=timeout,
-                             http_client=DefaultHttpxClient(**tls_options()))
+                             http_client=DefaultHttpxClient(verify=tls_context()))
 
     def submit(self, requests: list[BatchRequest], token: str) -> str:
         """Upload the requests as a JSONL file, create the batch; its id."""

@@ -25,19 +25,17 @@ from trecbench.llm.config import TRANSPORTS
 from trecbench.llm.request import Endpoint, sdk_endpoints
 
 __all__ = ["Transport", "LiteLLMTransport", "OpenAITransport", "Breaker", "deadline", "make_transport", "sdk_endpoints",
-           "Unsent", "TRANSPORTS", "tls_options"]
+           "Unsent", "TRANSPORTS", "tls_context"]
 
 
 @lru_cache(maxsize=1)
-def tls_options() -> dict[str, Any]:
-    """The `verify` option of every httpx client here: the TLS settings httpx would make for each client
-    (certifi's CAs, SSL_CERT_FILE / SSL_CERT_DIR honoured), made once per process, since making them reads the CA
-    bundle (~25 ms of CPU a client). Empty where httpx has no public maker (before 0.28): each client then makes
-    its own, as before. The same dict every call: unpack it, never change it."""
+def tls_context() -> Any:
+    """The TLS settings every httpx client here verifies with: those httpx would make for each client (certifi's
+    CAs, SSL_CERT_FILE / SSL_CERT_DIR honoured), made once per process, since making them reads the CA bundle
+    (~25 ms of CPU a client)."""
     import httpx
 
-    make = getattr(httpx, "create_ssl_context", None)
-    return {} if make is None else {"verify": make()}
+    return httpx.create_ssl_context()
 
 
 class Transport(Protocol):
@@ -184,7 +182,7 @@ class OpenAITransport:
 
             self._loop = loop
             self._clients = [AsyncOpenAI(base_url=e.api_base, api_key=e.api_key, max_retries=0,
-                                         http_client=DefaultAsyncHttpxClient(**tls_options())) for e in self.endpoints]
+                                         http_client=DefaultAsyncHttpxClient(verify=tls_context())) for e in self.endpoints]
             self.breaker.in_flight = [0] * len(self.endpoints)
         return self._clients
 
